@@ -1,0 +1,1124 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * twheel - a per-CPU hierarchical timing wheel with tick precision
+ *
+ * Copyright (C) 2026 The twheel authors
+ *
+ * The kernel's timer wheel (kernel/time/timer.c) trades precision for speed:
+ * a timer is filed once, in a bucket whose width grows with its delay, and
+ * fires at the end of that bucket, up to 12.5% late. hrtimers are exact but
+ * cost a red-black tree insertion each. twheel sits between the two: O(1)
+ * add, modify and cancel like the wheel, and every timer fires within one
+ * tick after its deadline and never before it, like a coarse hrtimer.
+ *
+ * Geometry
+ * --------
+ *
+ * Time is counted in ticks of CLOCK_MONOTONIC (the tick_us module parameter,
+ * 1 ms by default, 100 us at the least). A deadline of D ns belongs to tick
+ * E = DIV_ROUND_UP(D, tick). The wheel has LVL_DEPTH levels of LVL_SIZE
+ * slots; a slot at level n spans LVL_GRAN(n) ticks. A timer is filed by
+ * comparing E with the wheel clock @clk (the first tick not yet processed),
+ * both read as base-64 numbers: the timer goes to the level of the highest
+ * digit in which E and @clk differ, in the slot given by E's digit there.
+ *
+ * Level 0 therefore holds the timers due in the current 64-tick block,
+ * level 1 those due later in the current 4096-tick block, and so on. The
+ * slots are absolute, not relative to @clk, so a level never wraps: every
+ * occupied slot of level n > 0 lies after @clk's own digit at that level.
+ * When @clk enters a slot's span, the slot is cascaded: its timers are filed
+ * again, each one at a lower level. A timer reaches level 0 before it fires
+ * and fires at its exact tick; it is cascaded at most once per level it
+ * starts above 0.
+ *
+ * With the default 1 ms tick:
+ *
+ * Level  Slot width   Deadlines held (relative to clk, at most)
+ *  0        1 ms          64 ms
+ *  1       64 ms        4.1 s
+ *  2      4.1 s         4.4 min
+ *  3      4.4 min       4.7 h
+ *  4      4.7 h        12.4 days
+ *  5     12.4 days      2.2 years
+ *  6      2.2 years     139 years
+ *  7      139 years     8900 years (beyond KTIME_MAX: 292 years)
+ *
+ * A delay d lands on level floor(log64(d)) or the one above it (when the
+ * deadline is in a later block than @clk at that level). Eight levels cover
+ * every deadline up to KTIME_MAX for any tick of 100 us or more, so there is
+ * no overflow list and no circle counter: deadlines past KTIME_MAX are
+ * refused with -ERANGE.
+ *
+ * Wakeups
+ * -------
+ *
+ * Each CPU's wheel is driven by a pinned soft hrtimer programmed to the next
+ * event: the first occupied slot of level 0, or the start of the first
+ * occupied slot of a higher level (a cascade). Both are found from one u64
+ * occupancy bitmap per level, so an idle wheel never wakes up and a sparse
+ * one wakes only when there is work. Cancelling a timer does not reprogram
+ * the hrtimer (the next wakeup may find nothing to do); cancelling the last
+ * one does.
+ *
+ * Accuracy
+ * --------
+ *
+ * The hrtimer fires at or after E * tick >= D, and only timers of ticks up
+ * to the current one are run, so no timer fires early. A timer fires late by
+ * less than one tick plus the softirq latency of the hrtimer. Timers with the
+ * same tick fire in the order they were armed: slots are FIFO lists and
+ * cascading keeps their order, and two timers with the same tick are always
+ * filed in the same slot because filing depends only on E and @clk.
+ *
+ * Callbacks run in softirq context (from the hrtimer), or in process context
+ * on a per-CPU work item for TWHEEL_SLEEPABLE timers. A periodic timer is
+ * re-armed after its callback returns, at the previous deadline plus the
+ * period (no drift); deadlines already missed by then are skipped and
+ * counted as overruns.
+ *
+ * Locking
+ * -------
+ *
+ * Each wheel (struct twheel_base) has a raw spinlock taken with interrupts
+ * off; every field of the base and every field of a timer except @function
+ * is written under the lock of the base the timer belongs to (timer->cpu).
+ * lock_timer_base() finds and locks that base and retries when a timer is
+ * being moved (TWHEEL_F_MIGRATING). The lock is dropped around callbacks; a
+ * running timer carries TWHEEL_F_RUNNING and stays on its base so that its
+ * callbacks never run concurrently. Two bases are only locked together when
+ * a dead CPU's timers are moved, the dead base nested inside the live one.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/hrtimer.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/smp.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+#include "twheel.h"
+
+/* Slots per level and levels: base-64 digits of the tick number. */
+#define LVL_BITS	6
+#define LVL_SIZE	(1U << LVL_BITS)
+#define LVL_MASK	(LVL_SIZE - 1)
+#define LVL_DEPTH	8
+#define WHEEL_SIZE	(LVL_SIZE * LVL_DEPTH)
+
+/* Level n: its slots start at LVL_OFFS(n) and each spans LVL_GRAN(n) ticks. */
+#define LVL_SHIFT(n)	((n) * LVL_BITS)
+#define LVL_GRAN(n)	(1ULL << LVL_SHIFT(n))
+#define LVL_OFFS(n)	((n) * LVL_SIZE)
+
+/* timer->idx of an expired TWHEEL_SLEEPABLE timer waiting for its worker. */
+#define IDX_SLEEP	WHEEL_SIZE
+
+/* The tick bounds; eight levels reach KTIME_MAX from the smallest tick. */
+#define TICK_MIN_US	100
+#define TICK_MAX_US	USEC_PER_SEC
+
+/* twheel's state bits in timer->flags, above the TWHEEL_INIT_FLAGS. */
+#define TWHEEL_F_RUNNING	0x00010000U	/* callback is running */
+#define TWHEEL_F_REARM		0x00020000U	/* re-arm periodic after callback */
+#define TWHEEL_F_SHUTDOWN	0x00040000U	/* refuse all further arming */
+#define TWHEEL_F_MIGRATING	0x00080000U	/* moving between bases */
+#define TWHEEL_F_WAITER		0x00100000U	/* cancel_sync() waits for it */
+
+/* __twheel_mod() options */
+#define MOD_ADD		BIT(0)	/* fail with -EBUSY if pending */
+#define MOD_REDUCE	BIT(1)	/* only ever move the deadline earlier */
+#define MOD_ON_CPU	BIT(2)	/* move to the given CPU */
+
+/**
+ * struct twheel_base - one CPU's wheel
+ * @lock:		protects the base and the timers on it
+ * @clk:		first tick not yet processed; pending ticks are >= @clk
+ * @next_expiry:	tick the hrtimer is programmed for, U64_MAX for none
+ * @cpu:		the CPU this base belongs to
+ * @online:		false once @cpu is dead and its timers moved away
+ * @in_run:		the hrtimer callback is processing the wheel
+ * @kick_queued:	@kick is in flight to reprogram the hrtimer
+ * @hrtimer:		drives the wheel; pinned to @cpu, soft (softirq)
+ * @kick:		IPI that reprograms @hrtimer from another CPU
+ * @work:		runs expired TWHEEL_SLEEPABLE timers
+ * @sleep_list:		expired TWHEEL_SLEEPABLE timers, FIFO
+ * @running_sleepable:	the timer whose callback @work is running
+ * @stats:		counters for twheel_cpu_stats()
+ * @pending_map:	occupied slots, one u64 per level
+ * @vectors:		the slots, FIFO lists of timers
+ */
+struct twheel_base {
+	raw_spinlock_t		lock;
+	u64			clk;
+	u64			next_expiry;
+	unsigned int		cpu;
+	bool			online;
+	bool			in_run;
+	bool			kick_queued;
+	struct hrtimer		hrtimer;
+	call_single_data_t	kick;
+	struct work_struct	work;
+	struct list_head	sleep_list;
+	struct twheel_timer	*running_sleepable;
+	struct twheel_stats	stats;
+	u64			pending_map[LVL_DEPTH];
+	struct list_head	vectors[WHEEL_SIZE];
+} ____cacheline_aligned;
+
+static DEFINE_PER_CPU(struct twheel_base, twheel_bases);
+static DECLARE_WAIT_QUEUE_HEAD(twheel_sync_wait);
+static struct workqueue_struct *twheel_wq;
+static enum cpuhp_state twheel_hp_state;
+
+static unsigned int tick_us = 1000;
+module_param(tick_us, uint, 0444);
+MODULE_PARM_DESC(tick_us, "Wheel tick in microseconds (100..1000000, default 1000)");
+
+/* tick_us in nanoseconds; fixed at load. */
+static u32 tick_ns __read_mostly;
+
+/* The tick a deadline belongs to: the first tick boundary at or after it. */
+static u64 ns_to_tick(u64 ns)
+{
+	return div_u64(ns + tick_ns - 1, tick_ns);
+}
+
+static u64 tick_now(void)
+{
+	return div_u64(ktime_get(), tick_ns);
+}
+
+static ktime_t tick_to_ktime(u64 tick)
+{
+	if (tick > div_u64(KTIME_MAX, tick_ns))
+		return KTIME_MAX;
+	return tick * tick_ns;
+}
+
+/**
+ * twheel_calc_idx - the slot of a timer due at @tick on a wheel at @clk
+ * @tick:	the timer's tick, >= @clk
+ * @clk:	the wheel clock
+ * @event:	where to store the tick at which the slot needs processing:
+ *		@tick itself on level 0, the start of the slot's span above
+ *
+ * Return: the slot index, LVL_OFFS(level) + slot.
+ */
+unsigned int twheel_calc_idx(u64 tick, u64 clk, u64 *event)
+{
+	unsigned int lvl = 0;
+
+	if (tick != clk)
+		lvl = (fls64(tick ^ clk) - 1) / LVL_BITS;
+	*event = tick & ~(LVL_GRAN(lvl) - 1);
+	return LVL_OFFS(lvl) + ((tick >> LVL_SHIFT(lvl)) & LVL_MASK);
+}
+#if IS_ENABLED(CONFIG_KUNIT)
+EXPORT_SYMBOL_NS_GPL(twheel_calc_idx, TWHEEL_KUNIT);
+#endif
+
+/*
+ * The next tick at which the wheel has work: the first occupied slot of
+ * level 0, or the start of the first occupied slot above it, or @clk itself
+ * when a slot that @clk has just entered still waits to be cascaded.
+ */
+static u64 twheel_next_event(struct twheel_base *base)
+{
+	u64 clk = base->clk, next = U64_MAX;
+	unsigned int lvl;
+
+	lockdep_assert_held(&base->lock);
+
+	for (lvl = 0; lvl < LVL_DEPTH; lvl++) {
+		u64 map = base->pending_map[lvl];
+		unsigned int pos = (clk >> LVL_SHIFT(lvl)) & LVL_MASK;
+		u64 event;
+
+		if (!map)
+			continue;
+		/* Nothing is filed before @clk's own digit: see the essay. */
+		WARN_ON_ONCE(map & (BIT_ULL(pos) - 1));
+		event = clk & ~(LVL_GRAN(lvl + 1) - 1);
+		event |= (u64)__ffs64(map) << LVL_SHIFT(lvl);
+		next = min(next, max(event, clk));
+	}
+	return next;
+}
+
+/* The IPI handler of base->kick: program the hrtimer on its own CPU. */
+static void twheel_kick_fn(void *info)
+{
+	struct twheel_base *base = info;
+
+	raw_spin_lock(&base->lock);
+	base->kick_queued = false;
+	if (base->next_expiry != U64_MAX && !base->in_run)
+		hrtimer_start(&base->hrtimer, tick_to_ktime(base->next_expiry),
+			      HRTIMER_MODE_ABS_PINNED_SOFT);
+	raw_spin_unlock(&base->lock);
+}
+
+/* Program the base's hrtimer for base->next_expiry, on the base's CPU. */
+static void twheel_program(struct twheel_base *base)
+{
+	lockdep_assert_held(&base->lock);
+
+	if (base->next_expiry == U64_MAX)
+		return;
+	if (base->cpu == smp_processor_id()) {
+		hrtimer_start(&base->hrtimer, tick_to_ktime(base->next_expiry),
+			      HRTIMER_MODE_ABS_PINNED_SOFT);
+	} else if (!base->kick_queued) {
+		base->kick_queued = true;
+		if (smp_call_function_single_async(base->cpu, &base->kick))
+			base->kick_queued = false;
+	}
+}
+
+/* File @timer in its slot; returns the tick at which the slot is due. */
+static u64 twheel_place(struct twheel_base *base, struct twheel_timer *timer)
+{
+	u64 tick = max(ns_to_tick(timer->expires), base->clk);
+	unsigned int idx;
+	u64 event;
+
+	idx = twheel_calc_idx(tick, base->clk, &event);
+	list_add_tail(&timer->entry, base->vectors + idx);
+	base->pending_map[idx / LVL_SIZE] |= BIT_ULL(idx % LVL_SIZE);
+	base->stats.level_pending[idx / LVL_SIZE]++;
+	timer->idx = idx;
+	return event;
+}
+
+static void twheel_enqueue(struct twheel_base *base, struct twheel_timer *timer)
+{
+	u64 event;
+
+	lockdep_assert_held(&base->lock);
+
+	event = twheel_place(base, timer);
+	base->stats.pending++;
+	if (event < base->next_expiry) {
+		base->next_expiry = event;
+		if (!base->in_run)
+			twheel_program(base);
+	}
+}
+
+static void twheel_detach(struct twheel_base *base, struct twheel_timer *timer)
+{
+	struct list_head *entry = &timer->entry;
+	unsigned int idx = timer->idx;
+
+	lockdep_assert_held(&base->lock);
+
+	if (idx < WHEEL_SIZE) {
+		/* The last timer of a slot clears its bit; an expired list has none. */
+		if (entry->next == entry->prev &&
+		    entry->next == base->vectors + idx)
+			base->pending_map[idx / LVL_SIZE] &= ~BIT_ULL(idx % LVL_SIZE);
+		base->stats.level_pending[idx / LVL_SIZE]--;
+	}
+	__list_del_entry(entry);
+	WRITE_ONCE(entry->next, NULL);
+	base->stats.pending--;
+}
+
+/* Returns 1 if @timer was pending and is no longer, 0 if it was not. */
+static int twheel_detach_if_pending(struct twheel_base *base,
+				    struct twheel_timer *timer)
+{
+	if (!twheel_pending(timer))
+		return 0;
+	twheel_detach(base, timer);
+	base->stats.cancelled++;
+	/* The wheel is empty: stop its hrtimer rather than wake for nothing. */
+	if (!base->stats.pending && !base->in_run) {
+		base->next_expiry = U64_MAX;
+		hrtimer_try_to_cancel(&base->hrtimer);
+	}
+	return 1;
+}
+
+static struct twheel_base *lock_timer_base(struct twheel_timer *timer,
+					   unsigned long *flags)
+	__acquires(&base->lock)
+{
+	for (;;) {
+		unsigned int cpu = READ_ONCE(timer->cpu);
+		struct twheel_base *base = per_cpu_ptr(&twheel_bases, cpu);
+
+		if (!(READ_ONCE(timer->flags) & TWHEEL_F_MIGRATING)) {
+			raw_spin_lock_irqsave(&base->lock, *flags);
+			if (timer->cpu == cpu &&
+			    !(timer->flags & TWHEEL_F_MIGRATING))
+				return base;
+			raw_spin_unlock_irqrestore(&base->lock, *flags);
+		}
+		cpu_relax();
+	}
+}
+
+/* Re-arm a periodic timer one period after the deadline just delivered. */
+static void twheel_rearm(struct twheel_base *base, struct twheel_timer *timer)
+{
+	u64 next, now, missed = 0;
+
+	if (check_add_overflow(timer->expires, timer->period, &next) ||
+	    next > KTIME_MAX)
+		return;
+	now = ktime_get();
+	/* Deliver the latest deadline already passed; count the ones before. */
+	if (now > next && now - next >= timer->period) {
+		missed = div64_u64(now - next, timer->period);
+		next += missed * timer->period;
+	}
+	timer->expires = next;
+	timer->overruns = min_t(u64, missed, U32_MAX);
+	twheel_enqueue(base, timer);
+}
+
+/* The callback of @timer has returned; returns true to wake cancel_sync(). */
+static bool twheel_fire_done(struct twheel_base *base,
+			     struct twheel_timer *timer)
+{
+	bool wake = timer->flags & TWHEEL_F_WAITER;
+
+	lockdep_assert_held(&base->lock);
+
+	timer->flags &= ~(TWHEEL_F_RUNNING | TWHEEL_F_WAITER);
+	if (timer->flags & TWHEEL_F_REARM) {
+		timer->flags &= ~TWHEEL_F_REARM;
+		twheel_rearm(base, timer);
+	}
+	return wake;
+}
+
+/*
+ * Run the callback of an expired, detached @timer. Called and returns with
+ * @base->lock held, interrupts off; drops it around the callback.
+ */
+static void twheel_fire(struct twheel_base *base, struct twheel_timer *timer)
+	__must_hold(&base->lock)
+{
+	twheel_fn_t fn = timer->function;
+	unsigned long flags;
+	bool wake;
+
+	timer->flags |= TWHEEL_F_RUNNING;
+	if (timer->period && timer->left) {
+		if (timer->left != TWHEEL_FOREVER)
+			timer->left--;
+		if (timer->left)
+			timer->flags |= TWHEEL_F_REARM;
+	}
+	base->stats.fired++;
+	raw_spin_unlock_irq(&base->lock);
+
+	fn(timer);
+
+	raw_spin_lock_irq(&base->lock);
+	if (likely(timer->cpu == base->cpu &&
+		   !(timer->flags & TWHEEL_F_MIGRATING))) {
+		wake = twheel_fire_done(base, timer);
+	} else {
+		/* Re-armed from the callback while its base was going offline. */
+		struct twheel_base *tbase;
+
+		raw_spin_unlock_irq(&base->lock);
+		tbase = lock_timer_base(timer, &flags);
+		wake = twheel_fire_done(tbase, timer);
+		raw_spin_unlock_irqrestore(&tbase->lock, flags);
+		raw_spin_lock_irq(&base->lock);
+	}
+	if (wake) {
+		raw_spin_unlock_irq(&base->lock);
+		wake_up_all(&twheel_sync_wait);
+		raw_spin_lock_irq(&base->lock);
+	}
+}
+
+/* Run or hand over the timers of level 0's current slot, in FIFO order. */
+static void twheel_expire(struct twheel_base *base, struct list_head *expired)
+	__must_hold(&base->lock)
+{
+	bool queue_work = false;
+
+	while (!list_empty(expired)) {
+		struct twheel_timer *timer;
+
+		timer = list_first_entry(expired, struct twheel_timer, entry);
+		twheel_detach(base, timer);
+		if (timer->flags & TWHEEL_SLEEPABLE) {
+			list_add_tail(&timer->entry, &base->sleep_list);
+			timer->idx = IDX_SLEEP;
+			base->stats.pending++;
+			queue_work = true;
+			continue;
+		}
+		twheel_fire(base, timer);
+	}
+	if (queue_work)
+		queue_work_on(base->cpu, twheel_wq, &base->work);
+}
+
+/* @clk has entered the span of slots at higher levels: file their timers lower. */
+static void twheel_cascade(struct twheel_base *base)
+{
+	unsigned int lvl;
+
+	for (lvl = LVL_DEPTH - 1; lvl > 0; lvl--) {
+		unsigned int slot = (base->clk >> LVL_SHIFT(lvl)) & LVL_MASK;
+		struct twheel_timer *timer, *tmp;
+		LIST_HEAD(list);
+
+		if (!(base->pending_map[lvl] & BIT_ULL(slot)))
+			continue;
+		base->pending_map[lvl] &= ~BIT_ULL(slot);
+		list_splice_init(base->vectors + LVL_OFFS(lvl) + slot, &list);
+		list_for_each_entry_safe(timer, tmp, &list, entry) {
+			base->stats.level_pending[lvl]--;
+			twheel_place(base, timer);
+			base->stats.cascaded++;
+		}
+	}
+}
+
+/* Process every event of the wheel up to and including tick @now. */
+static void twheel_run(struct twheel_base *base, u64 now)
+	__must_hold(&base->lock)
+{
+	u64 next;
+
+	while ((next = twheel_next_event(base)) <= now) {
+		unsigned int slot = next & LVL_MASK;
+		LIST_HEAD(expired);
+
+		base->clk = next;
+		twheel_cascade(base);
+		if (base->pending_map[0] & BIT_ULL(slot)) {
+			base->pending_map[0] &= ~BIT_ULL(slot);
+			list_splice_init(base->vectors + slot, &expired);
+		}
+		/* Timers armed from the callbacks go no earlier than the next tick. */
+		base->clk = next + 1;
+		twheel_expire(base, &expired);
+	}
+	base->clk = max(base->clk, now);
+}
+
+static enum hrtimer_restart twheel_hrtimer_fn(struct hrtimer *hrtimer)
+{
+	struct twheel_base *base = container_of(hrtimer, struct twheel_base,
+						hrtimer);
+
+	raw_spin_lock_irq(&base->lock);
+	base->stats.wakeups++;
+	base->in_run = true;
+	twheel_run(base, tick_now());
+	base->in_run = false;
+	base->next_expiry = twheel_next_event(base);
+	twheel_program(base);
+	raw_spin_unlock_irq(&base->lock);
+	return HRTIMER_NORESTART;
+}
+
+/* Run the expired TWHEEL_SLEEPABLE timers of a base, in process context. */
+static void twheel_work_fn(struct work_struct *work)
+{
+	struct twheel_base *base = container_of(work, struct twheel_base, work);
+
+	raw_spin_lock_irq(&base->lock);
+	while (!list_empty(&base->sleep_list)) {
+		struct twheel_timer *timer;
+
+		timer = list_first_entry(&base->sleep_list, struct twheel_timer,
+					 entry);
+		twheel_detach(base, timer);
+		base->running_sleepable = timer;
+		twheel_fire(base, timer);
+		base->running_sleepable = NULL;
+		raw_spin_unlock_irq(&base->lock);
+		cond_resched();
+		raw_spin_lock_irq(&base->lock);
+	}
+	raw_spin_unlock_irq(&base->lock);
+}
+
+/*
+ * The base a (re-)armed timer goes to: the requested CPU, else the current
+ * one for an idle unpinned timer, else the base it is on. A running timer
+ * stays where it is so that its callbacks are serialized. Bases of dead CPUs
+ * are never chosen.
+ */
+static struct twheel_base *twheel_target(struct twheel_base *base,
+					 struct twheel_timer *timer,
+					 unsigned int opts, unsigned int cpu)
+{
+	if (opts & MOD_ON_CPU) {
+		if (!(timer->flags & TWHEEL_F_RUNNING))
+			base = per_cpu_ptr(&twheel_bases, cpu);
+	} else if (!(timer->flags & (TWHEEL_PINNED | TWHEEL_F_RUNNING))) {
+		base = this_cpu_ptr(&twheel_bases);
+	}
+	/* Read without the lock: a base only goes offline with its CPU dead. */
+	if (!READ_ONCE(base->online))
+		base = this_cpu_ptr(&twheel_bases);
+	return base;
+}
+
+/*
+ * Move an idle @timer from @base, locked, to @new_base; returns with the
+ * new base locked. Lockers of the timer spin on TWHEEL_F_MIGRATING meanwhile.
+ */
+static struct twheel_base *twheel_switch_base(struct twheel_base *base,
+					      struct twheel_base *new_base,
+					      struct twheel_timer *timer)
+	__releases(&base->lock) __acquires(&new_base->lock)
+{
+	WRITE_ONCE(timer->flags, timer->flags | TWHEEL_F_MIGRATING);
+	raw_spin_unlock(&base->lock);
+	raw_spin_lock(&new_base->lock);
+	/* Lost a race with CPU death: take the current CPU, which is alive. */
+	if (!new_base->online) {
+		raw_spin_unlock(&new_base->lock);
+		new_base = this_cpu_ptr(&twheel_bases);
+		raw_spin_lock(&new_base->lock);
+	}
+	WRITE_ONCE(timer->cpu, new_base->cpu);
+	WRITE_ONCE(timer->flags, timer->flags & ~TWHEEL_F_MIGRATING);
+	return new_base;
+}
+
+/* Keep the wheel clock close to now when nothing is due in between. */
+static void twheel_forward(struct twheel_base *base)
+{
+	u64 now = tick_now();
+
+	if (!base->in_run && base->clk < now && base->next_expiry > now)
+		base->clk = now;
+}
+
+static int __twheel_mod(struct twheel_timer *timer, u64 expires,
+			unsigned int opts, unsigned int cpu)
+{
+	struct twheel_base *base, *new_base;
+	unsigned long flags;
+	int ret;
+
+	base = lock_timer_base(timer, &flags);
+	if (timer->flags & TWHEEL_F_SHUTDOWN) {
+		ret = -ESHUTDOWN;
+		goto out_unlock;
+	}
+	ret = twheel_pending(timer);
+	if (ret && (opts & MOD_ADD)) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	if (ret && (opts & MOD_REDUCE) && timer->expires <= expires)
+		goto out_unlock;
+	if (ret)
+		twheel_detach(base, timer);
+	/* An explicit arm takes over from the periodic re-arm. */
+	timer->flags &= ~TWHEEL_F_REARM;
+	timer->overruns = 0;
+	timer->expires = expires;
+
+	new_base = twheel_target(base, timer, opts, cpu);
+	if (new_base != base)
+		base = twheel_switch_base(base, new_base, timer);
+	twheel_forward(base);
+	twheel_enqueue(base, timer);
+out_unlock:
+	raw_spin_unlock_irqrestore(&base->lock, flags);
+	return ret;
+}
+
+/* Turn @expires into an absolute deadline; -ERANGE past KTIME_MAX. */
+static int twheel_abs(ktime_t expires, enum twheel_mode mode, u64 *abs)
+{
+	if (expires < 0 || mode > TWHEEL_ABS)
+		return -EINVAL;
+	if (mode == TWHEEL_ABS) {
+		*abs = expires;
+		return 0;
+	}
+	if (check_add_overflow(ktime_get(), expires, abs) || *abs > KTIME_MAX)
+		return -ERANGE;
+	return 0;
+}
+
+static int twheel_mod_opts(struct twheel_timer *timer, ktime_t expires,
+			   enum twheel_mode mode, unsigned int opts,
+			   unsigned int cpu)
+{
+	u64 abs;
+	int ret;
+
+	if (WARN_ONCE(!timer->function, "twheel: timer %p not initialized\n",
+		      timer))
+		return -EINVAL;
+	ret = twheel_abs(expires, mode, &abs);
+	if (ret)
+		return ret;
+	return __twheel_mod(timer, abs, opts, cpu);
+}
+
+/**
+ * twheel_timer_init - initialize a timer before its first use
+ * @timer:	the timer, usually embedded in the caller's object
+ * @function:	the callback; it receives @timer (use container_of())
+ * @flags:	%TWHEEL_PINNED: once added, the timer stays on its CPU (else
+ *		every arming of an idle timer moves it to the current CPU);
+ *		%TWHEEL_SLEEPABLE: @function runs in process context on a
+ *		workqueue and may sleep (else it runs in softirq context)
+ *
+ * Unknown @flags are ignored with a warning. @timer must not be pending.
+ */
+void twheel_timer_init(struct twheel_timer *timer, twheel_fn_t function,
+		       u32 flags)
+{
+	WARN_ONCE(flags & ~TWHEEL_INIT_FLAGS, "twheel: unknown flags %#x\n",
+		  flags & ~TWHEEL_INIT_FLAGS);
+	memset(timer, 0, sizeof(*timer));
+	timer->function = function;
+	timer->flags = flags & TWHEEL_INIT_FLAGS;
+	timer->cpu = raw_smp_processor_id();
+}
+EXPORT_SYMBOL_GPL(twheel_timer_init);
+
+/**
+ * twheel_add - arm an idle timer
+ * @timer:	an initialized timer that is not pending
+ * @expires:	the deadline, read as @mode says
+ * @mode:	%TWHEEL_REL (ns from now) or %TWHEEL_ABS (CLOCK_MONOTONIC ns)
+ *
+ * The timer fires on the current CPU's wheel (or its own CPU's if it is
+ * %TWHEEL_PINNED) within one tick after the deadline, never before it. A
+ * deadline in the past fires at once. Any context; may be called from the
+ * timer's own callback.
+ *
+ * Return:
+ * * 0		- armed
+ * * -EBUSY	- @timer is already pending; nothing changed
+ * * -ERANGE	- the deadline is beyond KTIME_MAX
+ * * -EINVAL	- negative @expires, unknown @mode or uninitialized @timer
+ * * -ESHUTDOWN	- @timer was shut down with twheel_shutdown_sync()
+ */
+int twheel_add(struct twheel_timer *timer, ktime_t expires,
+	       enum twheel_mode mode)
+{
+	return twheel_mod_opts(timer, expires, mode, MOD_ADD, 0);
+}
+EXPORT_SYMBOL_GPL(twheel_add);
+
+/**
+ * twheel_add_on - arm an idle timer on a given CPU's wheel
+ * @timer:	an initialized timer that is not pending
+ * @expires:	the deadline, read as @mode says
+ * @mode:	%TWHEEL_REL or %TWHEEL_ABS
+ * @cpu:	the CPU whose wheel fires the timer
+ *
+ * As twheel_add(), but the callback runs on @cpu (while @cpu is online: a
+ * CPU going offline hands its timers to an online one). A running timer
+ * stays on the CPU it runs on. Any context.
+ *
+ * Return: as twheel_add(); -EINVAL also for a CPU that is not possible.
+ */
+int twheel_add_on(struct twheel_timer *timer, ktime_t expires,
+		  enum twheel_mode mode, unsigned int cpu)
+{
+	if (cpu >= nr_cpu_ids || !cpu_possible(cpu))
+		return -EINVAL;
+	return twheel_mod_opts(timer, expires, mode, MOD_ADD | MOD_ON_CPU, cpu);
+}
+EXPORT_SYMBOL_GPL(twheel_add_on);
+
+/**
+ * twheel_mod - arm a timer, pending or not, for a new deadline
+ * @timer:	an initialized timer
+ * @expires:	the deadline, read as @mode says
+ * @mode:	%TWHEEL_REL or %TWHEEL_ABS
+ *
+ * Equivalent to twheel_cancel() followed by twheel_add(), but atomic and
+ * O(1). Re-arming a periodic timer from its own callback replaces the
+ * periodic re-arm of that fire. Any context.
+ *
+ * Return: 1 if @timer was pending, 0 if it was not; or -ERANGE, -EINVAL,
+ * -ESHUTDOWN as for twheel_add(), in which case nothing changed.
+ */
+int twheel_mod(struct twheel_timer *timer, ktime_t expires,
+	       enum twheel_mode mode)
+{
+	return twheel_mod_opts(timer, expires, mode, 0, 0);
+}
+EXPORT_SYMBOL_GPL(twheel_mod);
+
+/**
+ * twheel_reduce - move a timer's deadline earlier, never later
+ * @timer:	an initialized timer
+ * @expires:	the deadline, read as @mode says
+ * @mode:	%TWHEEL_REL or %TWHEEL_ABS
+ *
+ * A pending timer whose deadline is already at or before @expires is left
+ * alone; otherwise this is twheel_mod(). Any context.
+ *
+ * Return: as twheel_mod().
+ */
+int twheel_reduce(struct twheel_timer *timer, ktime_t expires,
+		  enum twheel_mode mode)
+{
+	return twheel_mod_opts(timer, expires, mode, MOD_REDUCE, 0);
+}
+EXPORT_SYMBOL_GPL(twheel_reduce);
+
+/**
+ * twheel_set_period - make a timer periodic, or one-shot again
+ * @timer:	an initialized timer
+ * @period_ns:	time between deadlines, at least one tick; 0 for one-shot
+ * @count:	number of callbacks still to run, at least 1, or
+ *		%TWHEEL_FOREVER
+ *
+ * Takes effect at the timer's next fire: after each callback the timer is
+ * re-armed at its previous deadline plus @period_ns, until @count callbacks
+ * have run. Deadlines that have already passed by then are skipped, not
+ * run late one after another; twheel_overruns() counts them in the next
+ * callback, and they do not use up @count. Called from the callback, it
+ * governs the re-arm that follows it. Any context.
+ *
+ * Return: 0, or -EINVAL for a period below one tick or a zero @count.
+ */
+int twheel_set_period(struct twheel_timer *timer, u64 period_ns, u32 count)
+{
+	struct twheel_base *base;
+	unsigned long flags;
+
+	if (period_ns && (period_ns < tick_ns || !count))
+		return -EINVAL;
+
+	base = lock_timer_base(timer, &flags);
+	timer->period = period_ns;
+	timer->left = period_ns ? count : 0;
+	if ((timer->flags & TWHEEL_F_RUNNING) && !twheel_pending(timer) &&
+	    period_ns && !(timer->flags & TWHEEL_F_SHUTDOWN))
+		timer->flags |= TWHEEL_F_REARM;
+	else
+		timer->flags &= ~TWHEEL_F_REARM;
+	raw_spin_unlock_irqrestore(&base->lock, flags);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(twheel_set_period);
+
+/**
+ * twheel_cancel - deactivate a timer without waiting
+ * @timer:	an initialized timer
+ *
+ * Removes a pending timer and stops a running periodic timer from being
+ * re-armed. Does not wait for a running callback: see twheel_cancel_sync().
+ * Any context, including the timer's own callback.
+ *
+ * Return:
+ * * 1		- @timer was pending and is now cancelled
+ * * 0		- @timer was not pending
+ * * -EBUSY	- the callback is running right now (a pending re-arm, if
+ *		  any, has still been removed)
+ */
+int twheel_cancel(struct twheel_timer *timer)
+{
+	struct twheel_base *base;
+	unsigned long flags;
+	int ret;
+
+	base = lock_timer_base(timer, &flags);
+	ret = twheel_detach_if_pending(base, timer);
+	timer->flags &= ~TWHEEL_F_REARM;
+	if (timer->flags & TWHEEL_F_RUNNING)
+		ret = -EBUSY;
+	raw_spin_unlock_irqrestore(&base->lock, flags);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(twheel_cancel);
+
+/*
+ * Cancel @timer and report whether we must wait for its callback; with
+ * @shutdown, also refuse every later arming.
+ */
+static int twheel_cancel_or_wait(struct twheel_timer *timer, bool shutdown,
+				 bool *wait)
+{
+	struct twheel_base *base;
+	unsigned long flags;
+	int ret = 0;
+
+	base = lock_timer_base(timer, &flags);
+	if (shutdown)
+		timer->flags |= TWHEEL_F_SHUTDOWN;
+	if (WARN_ON_ONCE(base->running_sleepable == timer &&
+			 current_work() == &base->work)) {
+		/* Waiting for ourselves would never end. */
+		ret = -EDEADLK;
+		*wait = false;
+	} else {
+		ret = twheel_detach_if_pending(base, timer);
+		*wait = timer->flags & TWHEEL_F_RUNNING;
+	}
+	timer->flags &= ~TWHEEL_F_REARM;
+	if (*wait)
+		timer->flags |= TWHEEL_F_WAITER;
+	raw_spin_unlock_irqrestore(&base->lock, flags);
+	return ret;
+}
+
+static int __twheel_cancel_sync(struct twheel_timer *timer, bool shutdown)
+{
+	int ret = 0, r;
+	bool wait;
+
+	might_sleep();
+	do {
+		r = twheel_cancel_or_wait(timer, shutdown, &wait);
+		if (r < 0)
+			return r;
+		ret |= r;
+		if (wait)
+			wait_event(twheel_sync_wait,
+				   !(READ_ONCE(timer->flags) & TWHEEL_F_RUNNING));
+	} while (wait);
+	return ret;
+}
+
+/**
+ * twheel_cancel_sync - deactivate a timer and wait for its callback
+ * @timer:	an initialized timer
+ *
+ * On return @timer is not pending and its callback is not running, even if
+ * the callback re-armed the timer meanwhile. The caller must keep others
+ * from re-arming it.
+ *
+ * Context: process context; may sleep. Must not be called from the timer's
+ * own callback, nor while holding a lock that the callback takes::
+ *
+ *   CPU0                             CPU1
+ *   ----                             ----
+ *   mutex_lock(&m);
+ *                                    <callback>
+ *   twheel_cancel_sync(t);             mutex_lock(&m);  <- waits for CPU0
+ *   <- waits for the callback
+ *
+ * Return: 1 if @timer was pending, 0 if it was not; -EDEADLK (with a
+ * warning) when called from @timer's own sleepable callback.
+ */
+int twheel_cancel_sync(struct twheel_timer *timer)
+{
+	return __twheel_cancel_sync(timer, false);
+}
+EXPORT_SYMBOL_GPL(twheel_cancel_sync);
+
+/**
+ * twheel_shutdown_sync - cancel a timer for good, for teardown
+ * @timer:	an initialized timer
+ *
+ * As twheel_cancel_sync(), and every later twheel_add(), twheel_mod() or
+ * twheel_reduce() of @timer, including one from its running callback, fails
+ * with -ESHUTDOWN. Re-initialize the timer to use it again.
+ *
+ * Context: process context; may sleep. See twheel_cancel_sync().
+ *
+ * Return: as twheel_cancel_sync().
+ */
+int twheel_shutdown_sync(struct twheel_timer *timer)
+{
+	return __twheel_cancel_sync(timer, true);
+}
+EXPORT_SYMBOL_GPL(twheel_shutdown_sync);
+
+/**
+ * twheel_remaining - time left until a timer's deadline
+ * @timer:	an initialized timer
+ *
+ * Any context.
+ *
+ * Return: nanoseconds until the deadline (0 if it has passed) of a pending
+ * timer, or -ENOENT if @timer is not pending.
+ */
+s64 twheel_remaining(struct twheel_timer *timer)
+{
+	struct twheel_base *base;
+	unsigned long flags;
+	s64 ret = -ENOENT;
+
+	base = lock_timer_base(timer, &flags);
+	if (twheel_pending(timer))
+		ret = max_t(s64, timer->expires - ktime_get(), 0);
+	raw_spin_unlock_irqrestore(&base->lock, flags);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(twheel_remaining);
+
+/**
+ * twheel_tick_ns - the length of a wheel tick
+ *
+ * Return: the tick in nanoseconds, as set by the tick_us module parameter:
+ * the precision of every twheel timer.
+ */
+u64 twheel_tick_ns(void)
+{
+	return tick_ns;
+}
+EXPORT_SYMBOL_GPL(twheel_tick_ns);
+
+/**
+ * twheel_cpu_stats - a snapshot of one CPU's wheel
+ * @cpu:	a possible CPU
+ * @stats:	where to store the counters
+ *
+ * Any context.
+ *
+ * Return: 0, or -EINVAL if @cpu is not a possible CPU.
+ */
+int twheel_cpu_stats(unsigned int cpu, struct twheel_stats *stats)
+{
+	struct twheel_base *base;
+	unsigned long flags;
+
+	if (cpu >= nr_cpu_ids || !cpu_possible(cpu))
+		return -EINVAL;
+	base = per_cpu_ptr(&twheel_bases, cpu);
+	raw_spin_lock_irqsave(&base->lock, flags);
+	*stats = base->stats;
+	stats->hrtimer_armed = hrtimer_active(&base->hrtimer);
+	raw_spin_unlock_irqrestore(&base->lock, flags);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(twheel_cpu_stats);
+
+static int twheel_cpu_prepare(unsigned int cpu)
+{
+	struct twheel_base *base = per_cpu_ptr(&twheel_bases, cpu);
+
+	raw_spin_lock_irq(&base->lock);
+	base->clk = tick_now();
+	base->next_expiry = U64_MAX;
+	WRITE_ONCE(base->online, true);
+	raw_spin_unlock_irq(&base->lock);
+	return 0;
+}
+
+/* @cpu is dead: move its timers, in deadline order per slot, to this CPU. */
+static int twheel_cpu_dead(unsigned int cpu)
+{
+	struct twheel_base *old = per_cpu_ptr(&twheel_bases, cpu);
+	struct twheel_base *new;
+	unsigned int idx;
+
+	new = get_cpu_ptr(&twheel_bases);
+	raw_spin_lock_irq(&new->lock);
+	raw_spin_lock_nested(&old->lock, SINGLE_DEPTH_NESTING);
+	WRITE_ONCE(old->online, false);
+	twheel_forward(new);
+	for (idx = 0; idx <= WHEEL_SIZE; idx++) {
+		struct list_head *head = idx < WHEEL_SIZE ? old->vectors + idx :
+							    &old->sleep_list;
+
+		while (!list_empty(head)) {
+			struct twheel_timer *timer;
+
+			timer = list_first_entry(head, struct twheel_timer,
+						 entry);
+			twheel_detach(old, timer);
+			WRITE_ONCE(timer->cpu, new->cpu);
+			twheel_enqueue(new, timer);
+		}
+	}
+	old->next_expiry = U64_MAX;
+	raw_spin_unlock(&old->lock);
+	raw_spin_unlock_irq(&new->lock);
+	put_cpu_ptr(&twheel_bases);
+	return 0;
+}
+
+static void twheel_base_init(struct twheel_base *base, unsigned int cpu)
+{
+	unsigned int idx;
+
+	raw_spin_lock_init(&base->lock);
+	base->cpu = cpu;
+	base->next_expiry = U64_MAX;
+	for (idx = 0; idx < WHEEL_SIZE; idx++)
+		INIT_LIST_HEAD(base->vectors + idx);
+	INIT_LIST_HEAD(&base->sleep_list);
+	hrtimer_init(&base->hrtimer, CLOCK_MONOTONIC,
+		     HRTIMER_MODE_ABS_PINNED_SOFT);
+	base->hrtimer.function = twheel_hrtimer_fn;
+	INIT_CSD(&base->kick, twheel_kick_fn, base);
+	INIT_WORK(&base->work, twheel_work_fn);
+}
+
+static void twheel_base_stop(struct twheel_base *base)
+{
+	hrtimer_cancel(&base->hrtimer);
+	cancel_work_sync(&base->work);
+	/* A kick clears the flag under the lock; synchronize_rcu() does the rest. */
+	while (READ_ONCE(base->kick_queued))
+		cpu_relax();
+	WARN(base->stats.pending, "twheel: %llu timers left on CPU %u\n",
+	     base->stats.pending, base->cpu);
+}
+
+static int __init twheel_init(void)
+{
+	unsigned int cpu;
+	int ret;
+
+	if (tick_us < TICK_MIN_US || tick_us > TICK_MAX_US) {
+		pr_err("tick_us=%u is outside %u..%lu\n", tick_us,
+		       TICK_MIN_US, TICK_MAX_US);
+		return -EINVAL;
+	}
+	tick_ns = tick_us * NSEC_PER_USEC;
+	/* The top level must reach KTIME_MAX: see the level table. */
+	BUILD_BUG_ON(LVL_SHIFT(LVL_DEPTH) < 64 - ilog2(TICK_MIN_US * NSEC_PER_USEC));
+
+	twheel_wq = alloc_workqueue("twheel", 0, 0);
+	if (!twheel_wq)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu)
+		twheel_base_init(per_cpu_ptr(&twheel_bases, cpu), cpu);
+
+	ret = cpuhp_setup_state(CPUHP_BP_PREPARE_DYN, "twheel:prepare",
+				twheel_cpu_prepare, twheel_cpu_dead);
+	if (ret < 0)
+		goto out_destroy_wq;
+	twheel_hp_state = ret;
+	pr_info("tick %u us, %u levels of %u slots per CPU\n", tick_us,
+		LVL_DEPTH, LVL_SIZE);
+	return 0;
+
+out_destroy_wq:
+	destroy_workqueue(twheel_wq);
+	return ret;
+}
+
+static void __exit twheel_exit(void)
+{
+	unsigned int cpu;
+
+	cpuhp_remove_state_nocalls(twheel_hp_state);
+	for_each_possible_cpu(cpu)
+		twheel_base_stop(per_cpu_ptr(&twheel_bases, cpu));
+	/* An IPI handler runs with interrupts off, so this waits for it. */
+	synchronize_rcu();
+	destroy_workqueue(twheel_wq);
+}
+
+module_init(twheel_init);
+module_exit(twheel_exit);
+
+MODULE_AUTHOR("The twheel authors");
+MODULE_DESCRIPTION("Per-CPU hierarchical timing wheel with tick precision");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * twheel - per-CPU hierarchical timing wheel with tick precision
+ *
+ * The kernel API of twheel.ko. See Documentation/twheel.rst and the design
+ * comment at the top of twheel.c.
+ */
+#ifndef _TWHEEL_H
+#define _TWHEEL_H
+
+#include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/types.h>
+
+/* Flags for twheel_timer_init(); the high bits are twheel's own state. */
+#define TWHEEL_PINNED		0x00000001U	/* stay on the CPU it was added on */
+#define TWHEEL_SLEEPABLE	0x00000002U	/* callback runs in process context */
+#define TWHEEL_INIT_FLAGS	(TWHEEL_PINNED | TWHEEL_SLEEPABLE)
+
+/* Repeat count of a periodic timer that fires until it is cancelled. */
+#define TWHEEL_FOREVER		U32_MAX
+
+/**
+ * enum twheel_mode - how an expiry time is to be read
+ * @TWHEEL_REL: nanoseconds from now
+ * @TWHEEL_ABS: absolute CLOCK_MONOTONIC time (ktime_get()) in nanoseconds
+ */
+enum twheel_mode {
+	TWHEEL_REL,
+	TWHEEL_ABS,
+};
+
+struct twheel_timer;
+typedef void (*twheel_fn_t)(struct twheel_timer *timer);
+
+/**
+ * struct twheel_timer - a timer on a twheel wheel; embed it in your object
+ * @entry:	wheel slot or expired list; @entry.next is NULL when not pending
+ * @expires:	deadline, CLOCK_MONOTONIC nanoseconds
+ * @function:	callback, called with the timer (use container_of())
+ * @period:	nanoseconds between fires of a periodic timer, 0 for one-shot
+ * @left:	fires left for a periodic timer, %TWHEEL_FOREVER for no limit
+ * @overruns:	periods missed before the fire now being delivered
+ * @flags:	%TWHEEL_INIT_FLAGS and twheel's internal state bits
+ * @cpu:	CPU whose wheel holds (or last held) the timer
+ * @idx:	wheel slot index while pending
+ *
+ * All fields are private to twheel.c: use the accessors below. The struct
+ * is 56 bytes on 64-bit architectures.
+ */
+struct twheel_timer {
+	struct list_head	entry;
+	u64			expires;
+	twheel_fn_t		function;
+	u64			period;
+	u32			left;
+	u32			overruns;
+	u32			flags;
+	u16			cpu;
+	u16			idx;
+};
+
+void twheel_timer_init(struct twheel_timer *timer, twheel_fn_t function,
+		       u32 flags);
+int twheel_add(struct twheel_timer *timer, ktime_t expires,
+	       enum twheel_mode mode);
+int twheel_add_on(struct twheel_timer *timer, ktime_t expires,
+		  enum twheel_mode mode, unsigned int cpu);
+int twheel_mod(struct twheel_timer *timer, ktime_t expires,
+	       enum twheel_mode mode);
+int twheel_reduce(struct twheel_timer *timer, ktime_t expires,
+		  enum twheel_mode mode);
+int twheel_set_period(struct twheel_timer *timer, u64 period_ns, u32 count);
+int twheel_cancel(struct twheel_timer *timer);
+int twheel_cancel_sync(struct twheel_timer *timer);
+int twheel_shutdown_sync(struct twheel_timer *timer);
+s64 twheel_remaining(struct twheel_timer *timer);
+u64 twheel_tick_ns(void);
+
+#define TWHEEL_STATS_LEVELS	8
+
+/**
+ * struct twheel_stats - counters of one CPU's wheel, see twheel_cpu_stats()
+ * @pending:		armed timers, expired sleepable ones not yet run included
+ * @fired:		callbacks run
+ * @cascaded:		timers moved to a lower level
+ * @cancelled:		pending timers cancelled or re-armed
+ * @wakeups:		runs of the wheel's hrtimer
+ * @level_pending:	timers filed at each level
+ * @hrtimer_armed:	the wheel's hrtimer is queued or running
+ */
+struct twheel_stats {
+	u64	pending;
+	u64	fired;
+	u64	cascaded;
+	u64	cancelled;
+	u64	wakeups;
+	u32	level_pending[TWHEEL_STATS_LEVELS];
+	bool	hrtimer_armed;
+};
+
+int twheel_cpu_stats(unsigned int cpu, struct twheel_stats *stats);
+
+/* For twheel's KUnit tests only (exported in namespace TWHEEL_KUNIT). */
+unsigned int twheel_calc_idx(u64 tick, u64 clk, u64 *event);
+
+/**
+ * twheel_pending - is a timer queued to fire?
+ * @timer: an initialized timer
+ *
+ * A lockless snapshot: the answer may be stale by the time it is used
+ * unless the caller serializes against every other operation on @timer.
+ *
+ * Return: true if @timer is armed and its callback has not yet started.
+ */
+static inline bool twheel_pending(const struct twheel_timer *timer)
+{
+	/* Pairs with the WRITE_ONCE()s in twheel.c that queue and detach. */
+	return READ_ONCE(timer->entry.next) != NULL;
+}
+
+/**
+ * twheel_overruns - periods a periodic timer missed before this fire
+ * @timer: the timer whose callback is running
+ *
+ * Only meaningful inside the callback.
+ *
+ * Return: the number of whole periods that had already passed, unfired,
+ * when this fire was delivered.
+ */
+static inline u32 twheel_overruns(const struct twheel_timer *timer)
+{
+	return timer->overruns;
+}
+
+/**
+ * twheel_fires_left - fires left for a periodic timer
+ * @timer: the timer
+ *
+ * Inside the callback, the fire being delivered is already counted: a
+ * counted timer reads 0 in the callback of its last fire.
+ *
+ * Return: fires left, or %TWHEEL_FOREVER for an unlimited periodic timer.
+ */
+static inline u32 twheel_fires_left(const struct twheel_timer *timer)
+{
+	return READ_ONCE(timer->left);
+}
+
+/**
+ * twheel_expires - the deadline of a timer
+ * @timer: the timer
+ *
+ * Return: the current (or, inside the callback, the delivered) deadline in
+ * CLOCK_MONOTONIC nanoseconds.
+ */
+static inline u64 twheel_expires(const struct twheel_timer *timer)
+{
+	return READ_ONCE(timer->expires);
+}
+
+#endif /* _TWHEEL_H */
