@@ -104,7 +104,7 @@
 
 /* Slots per level and levels: base-64 digits of the tick number. */
 #define LVL_BITS	6
-#define LVL_SIZE	(1U << LVL_BITS)
+#define LVL_SIZE	BIT(LVL_BITS)
 #define LVL_MASK	(LVL_SIZE - 1)
 #define LVL_DEPTH	8
 #define WHEEL_SIZE	(LVL_SIZE * LVL_DEPTH)
@@ -217,6 +217,7 @@ unsigned int twheel_calc_idx(u64 tick, u64 clk, u64 *event)
 	*event = tick & ~(LVL_GRAN(lvl) - 1);
 	return LVL_OFFS(lvl) + ((tick >> LVL_SHIFT(lvl)) & LVL_MASK);
 }
+
 #if IS_ENABLED(CONFIG_KUNIT)
 EXPORT_SYMBOL_NS_GPL(twheel_calc_idx, TWHEEL_KUNIT);
 #endif
@@ -363,6 +364,29 @@ static struct twheel_base *lock_timer_base(struct twheel_timer *timer,
 	}
 }
 
+/*
+ * Move an idle @timer from @base, locked, to @new_base; returns with the
+ * new base locked. Lockers of the timer spin on TWHEEL_F_MIGRATING meanwhile.
+ */
+static struct twheel_base *twheel_switch_base(struct twheel_base *base,
+					      struct twheel_base *new_base,
+					      struct twheel_timer *timer)
+	__releases(&base->lock) __acquires(&new_base->lock)
+{
+	WRITE_ONCE(timer->flags, timer->flags | TWHEEL_F_MIGRATING);
+	raw_spin_unlock(&base->lock);
+	raw_spin_lock(&new_base->lock);
+	/* Lost a race with CPU death: take the current CPU, which is alive. */
+	if (!new_base->online) {
+		raw_spin_unlock(&new_base->lock);
+		new_base = this_cpu_ptr(&twheel_bases);
+		raw_spin_lock(&new_base->lock);
+	}
+	WRITE_ONCE(timer->cpu, new_base->cpu);
+	WRITE_ONCE(timer->flags, timer->flags & ~TWHEEL_F_MIGRATING);
+	return new_base;
+}
+
 /* Re-arm a periodic timer one period after the deadline just delivered. */
 static void twheel_rearm(struct twheel_base *base, struct twheel_timer *timer)
 {
@@ -382,20 +406,27 @@ static void twheel_rearm(struct twheel_base *base, struct twheel_timer *timer)
 	twheel_enqueue(base, timer);
 }
 
-/* The callback of @timer has returned; returns true to wake cancel_sync(). */
-static bool twheel_fire_done(struct twheel_base *base,
-			     struct twheel_timer *timer)
+/*
+ * The callback of @timer has returned; @base, locked, is the timer's base.
+ * Returns the base locked now, which differs from @base only if a periodic
+ * timer of a dead CPU had to move. Sets *@wake to wake twheel_cancel_sync().
+ */
+static struct twheel_base *twheel_fire_done(struct twheel_base *base,
+					    struct twheel_timer *timer,
+					    bool *wake)
 {
-	bool wake = timer->flags & TWHEEL_F_WAITER;
-
 	lockdep_assert_held(&base->lock);
 
+	*wake = timer->flags & TWHEEL_F_WAITER;
 	timer->flags &= ~(TWHEEL_F_RUNNING | TWHEEL_F_WAITER);
 	if (timer->flags & TWHEEL_F_REARM) {
 		timer->flags &= ~TWHEEL_F_REARM;
+		if (unlikely(!base->online))
+			base = twheel_switch_base(base, this_cpu_ptr(&twheel_bases),
+						  timer);
 		twheel_rearm(base, timer);
 	}
-	return wake;
+	return base;
 }
 
 /*
@@ -406,6 +437,7 @@ static void twheel_fire(struct twheel_base *base, struct twheel_timer *timer)
 	__must_hold(&base->lock)
 {
 	twheel_fn_t fn = timer->function;
+	struct twheel_base *tbase;
 	unsigned long flags;
 	bool wake;
 
@@ -424,14 +456,16 @@ static void twheel_fire(struct twheel_base *base, struct twheel_timer *timer)
 	raw_spin_lock_irq(&base->lock);
 	if (likely(timer->cpu == base->cpu &&
 		   !(timer->flags & TWHEEL_F_MIGRATING))) {
-		wake = twheel_fire_done(base, timer);
+		tbase = twheel_fire_done(base, timer, &wake);
+		if (unlikely(tbase != base)) {
+			raw_spin_unlock(&tbase->lock);
+			raw_spin_lock(&base->lock);
+		}
 	} else {
-		/* Re-armed from the callback while its base was going offline. */
-		struct twheel_base *tbase;
-
+		/* The callback re-armed it while its CPU was going down. */
 		raw_spin_unlock_irq(&base->lock);
 		tbase = lock_timer_base(timer, &flags);
-		wake = twheel_fire_done(tbase, timer);
+		tbase = twheel_fire_done(tbase, timer, &wake);
 		raw_spin_unlock_irqrestore(&tbase->lock, flags);
 		raw_spin_lock_irq(&base->lock);
 	}
@@ -571,29 +605,6 @@ static struct twheel_base *twheel_target(struct twheel_base *base,
 	return base;
 }
 
-/*
- * Move an idle @timer from @base, locked, to @new_base; returns with the
- * new base locked. Lockers of the timer spin on TWHEEL_F_MIGRATING meanwhile.
- */
-static struct twheel_base *twheel_switch_base(struct twheel_base *base,
-					      struct twheel_base *new_base,
-					      struct twheel_timer *timer)
-	__releases(&base->lock) __acquires(&new_base->lock)
-{
-	WRITE_ONCE(timer->flags, timer->flags | TWHEEL_F_MIGRATING);
-	raw_spin_unlock(&base->lock);
-	raw_spin_lock(&new_base->lock);
-	/* Lost a race with CPU death: take the current CPU, which is alive. */
-	if (!new_base->online) {
-		raw_spin_unlock(&new_base->lock);
-		new_base = this_cpu_ptr(&twheel_bases);
-		raw_spin_lock(&new_base->lock);
-	}
-	WRITE_ONCE(timer->cpu, new_base->cpu);
-	WRITE_ONCE(timer->flags, timer->flags & ~TWHEEL_F_MIGRATING);
-	return new_base;
-}
-
 /* Keep the wheel clock close to now when nothing is due in between. */
 static void twheel_forward(struct twheel_base *base)
 {
@@ -678,7 +689,11 @@ static int twheel_mod_opts(struct twheel_timer *timer, ktime_t expires,
  *		%TWHEEL_SLEEPABLE: @function runs in process context on a
  *		workqueue and may sleep (else it runs in softirq context)
  *
- * Unknown @flags are ignored with a warning. @timer must not be pending.
+ * twheel still uses the timer after @function returns (to re-arm a periodic
+ * timer and to wake twheel_cancel_sync()), so @function must not free it:
+ * free a timer only after twheel_cancel_sync() or twheel_shutdown_sync() has
+ * returned. Unknown @flags are ignored with a warning. @timer must not be
+ * pending.
  */
 void twheel_timer_init(struct twheel_timer *timer, twheel_fn_t function,
 		       u32 flags)
@@ -1095,7 +1110,7 @@ static int __init twheel_init(void)
 	if (ret < 0)
 		goto out_destroy_wq;
 	twheel_hp_state = ret;
-	pr_info("tick %u us, %u levels of %u slots per CPU\n", tick_us,
+	pr_info("tick %u us, %u levels of %lu slots per CPU\n", tick_us,
 		LVL_DEPTH, LVL_SIZE);
 	return 0;
 

@@ -46,7 +46,8 @@ typedef void (*twheel_fn_t)(struct twheel_timer *timer);
  * @idx:	wheel slot index while pending
  *
  * All fields are private to twheel.c: use the accessors below. The struct
- * is 56 bytes on 64-bit architectures.
+ * is 56 bytes on 64-bit architectures. A callback must not free its own
+ * timer: see twheel_timer_init().
  */
 struct twheel_timer {
 	struct list_head	entry;
@@ -116,7 +117,7 @@ unsigned int twheel_calc_idx(u64 tick, u64 clk, u64 *event);
 static inline bool twheel_pending(const struct twheel_timer *timer)
 {
 	/* Pairs with the WRITE_ONCE()s in twheel.c that queue and detach. */
-	return READ_ONCE(timer->entry.next) != NULL;
+	return READ_ONCE(timer->entry.next);
 }
 
 /**
