@@ -71,10 +71,12 @@
  * filed in the same slot because filing depends only on E and @clk.
  *
  * Callbacks run in softirq context (from the hrtimer), or in process context
- * on a per-CPU work item for TWHEEL_SLEEPABLE timers. A periodic timer is
- * re-armed after its callback returns, at the previous deadline plus the
- * period (no drift); deadlines already missed by then are skipped and
- * counted as overruns.
+ * on a per-CPU work item for TWHEEL_SLEEPABLE timers. As with timer_list,
+ * twheel does not touch a timer once its callback has started, so the
+ * callback may free it. A periodic timer is therefore re-armed just before
+ * its callback runs: a fire delivers the latest of its deadlines that has
+ * passed, counts the earlier ones it stands for as overruns, and files the
+ * timer one period after the delivered deadline (no drift).
  *
  * Locking
  * -------
@@ -83,8 +85,9 @@
  * off; every field of the base and every field of a timer except @function
  * is written under the lock of the base the timer belongs to (timer->cpu).
  * lock_timer_base() finds and locks that base and retries when a timer is
- * being moved (TWHEEL_F_MIGRATING). The lock is dropped around callbacks; a
- * running timer carries TWHEEL_F_RUNNING and stays on its base so that its
+ * being moved (TWHEEL_F_MIGRATING). The lock is dropped around callbacks;
+ * the base records the running timer (@running_timer, @running_sleepable)
+ * and a timer re-armed while it runs stays on that base, so that its
  * callbacks never run concurrently. Two bases are only locked together when
  * a dead CPU's timers are moved, the dead base nested inside the live one.
  */
@@ -122,11 +125,8 @@
 #define TICK_MAX_US	USEC_PER_SEC
 
 /* twheel's state bits in timer->flags, above the TWHEEL_INIT_FLAGS. */
-#define TWHEEL_F_RUNNING	0x00010000U	/* callback is running */
-#define TWHEEL_F_REARM		0x00020000U	/* re-arm periodic after callback */
-#define TWHEEL_F_SHUTDOWN	0x00040000U	/* refuse all further arming */
-#define TWHEEL_F_MIGRATING	0x00080000U	/* moving between bases */
-#define TWHEEL_F_WAITER		0x00100000U	/* cancel_sync() waits for it */
+#define TWHEEL_F_SHUTDOWN	0x00010000U	/* refuse all further arming */
+#define TWHEEL_F_MIGRATING	0x00020000U	/* moving between bases */
 
 /* __twheel_mod() options */
 #define MOD_ADD		BIT(0)	/* fail with -EBUSY if pending */
@@ -146,7 +146,9 @@
  * @kick:		IPI that reprograms @hrtimer from another CPU
  * @work:		runs expired TWHEEL_SLEEPABLE timers
  * @sleep_list:		expired TWHEEL_SLEEPABLE timers, FIFO
+ * @running_timer:	the timer whose callback the hrtimer is running
  * @running_sleepable:	the timer whose callback @work is running
+ * @waiters:		twheel_cancel_sync() callers waiting on this base
  * @stats:		counters for twheel_cpu_stats()
  * @pending_map:	occupied slots, one u64 per level
  * @vectors:		the slots, FIFO lists of timers
@@ -163,7 +165,9 @@ struct twheel_base {
 	call_single_data_t	kick;
 	struct work_struct	work;
 	struct list_head	sleep_list;
+	struct twheel_timer	*running_timer;
 	struct twheel_timer	*running_sleepable;
+	unsigned int		waiters;
 	struct twheel_stats	stats;
 	u64			pending_map[LVL_DEPTH];
 	struct list_head	vectors[WHEEL_SIZE];
@@ -387,89 +391,56 @@ static struct twheel_base *twheel_switch_base(struct twheel_base *base,
 	return new_base;
 }
 
-/* Re-arm a periodic timer one period after the deadline just delivered. */
-static void twheel_rearm(struct twheel_base *base, struct twheel_timer *timer)
-{
-	u64 next, now, missed = 0;
-
-	if (check_add_overflow(timer->expires, timer->period, &next) ||
-	    next > KTIME_MAX)
-		return;
-	now = ktime_get();
-	/* Deliver the latest deadline already passed; count the ones before. */
-	if (now > next && now - next >= timer->period) {
-		missed = div64_u64(now - next, timer->period);
-		next += missed * timer->period;
-	}
-	timer->expires = next;
-	timer->overruns = min_t(u64, missed, U32_MAX);
-	twheel_enqueue(base, timer);
-}
-
 /*
- * The callback of @timer has returned; @base, locked, is the timer's base.
- * Returns the base locked now, which differs from @base only if a periodic
- * timer of a dead CPU had to move. Sets *@wake to wake twheel_cancel_sync().
+ * Account a fire of @timer, detached: the deadline it delivers, its
+ * overruns, and for a periodic timer the re-arm one period later.
  */
-static struct twheel_base *twheel_fire_done(struct twheel_base *base,
-					    struct twheel_timer *timer,
-					    bool *wake)
+static void twheel_account_fire(struct twheel_base *base,
+				struct twheel_timer *timer)
 {
-	lockdep_assert_held(&base->lock);
+	u64 now, missed = 0, next;
 
-	*wake = timer->flags & TWHEEL_F_WAITER;
-	timer->flags &= ~(TWHEEL_F_RUNNING | TWHEEL_F_WAITER);
-	if (timer->flags & TWHEEL_F_REARM) {
-		timer->flags &= ~TWHEEL_F_REARM;
-		if (unlikely(!base->online))
-			base = twheel_switch_base(base, this_cpu_ptr(&twheel_bases),
-						  timer);
-		twheel_rearm(base, timer);
-	}
-	return base;
-}
-
-/*
- * Run the callback of an expired, detached @timer. Called and returns with
- * @base->lock held, interrupts off; drops it around the callback.
- */
-static void twheel_fire(struct twheel_base *base, struct twheel_timer *timer)
-	__must_hold(&base->lock)
-{
-	twheel_fn_t fn = timer->function;
-	struct twheel_base *tbase;
-	unsigned long flags;
-	bool wake;
-
-	timer->flags |= TWHEEL_F_RUNNING;
+	timer->fired = timer->expires;
 	if (timer->period && timer->left) {
 		if (timer->left != TWHEEL_FOREVER)
 			timer->left--;
-		if (timer->left)
-			timer->flags |= TWHEEL_F_REARM;
+		now = ktime_get();
+		/* Deliver the latest deadline passed; count the ones before. */
+		if (now > timer->expires) {
+			missed = div64_u64(now - timer->expires, timer->period);
+			timer->fired += missed * timer->period;
+		}
+		if (timer->left &&
+		    !check_add_overflow(timer->fired, timer->period, &next) &&
+		    next <= KTIME_MAX) {
+			timer->expires = next;
+			twheel_enqueue(base, timer);
+		}
 	}
+	timer->overruns = min_t(u64, missed, U32_MAX);
 	base->stats.fired++;
+}
+
+/*
+ * Run the callback of an expired, detached @timer, recording it in
+ * *@running. Called and returns with @base->lock held, interrupts off;
+ * drops it around the callback, after which @timer is not touched.
+ */
+static void twheel_fire(struct twheel_base *base, struct twheel_timer *timer,
+			struct twheel_timer **running)
+	__must_hold(&base->lock)
+{
+	twheel_fn_t fn = timer->function;
+
+	twheel_account_fire(base, timer);
+	WRITE_ONCE(*running, timer);
 	raw_spin_unlock_irq(&base->lock);
 
 	fn(timer);
 
 	raw_spin_lock_irq(&base->lock);
-	if (likely(timer->cpu == base->cpu &&
-		   !(timer->flags & TWHEEL_F_MIGRATING))) {
-		tbase = twheel_fire_done(base, timer, &wake);
-		if (unlikely(tbase != base)) {
-			raw_spin_unlock(&tbase->lock);
-			raw_spin_lock(&base->lock);
-		}
-	} else {
-		/* The callback re-armed it while its CPU was going down. */
-		raw_spin_unlock_irq(&base->lock);
-		tbase = lock_timer_base(timer, &flags);
-		tbase = twheel_fire_done(tbase, timer, &wake);
-		raw_spin_unlock_irqrestore(&tbase->lock, flags);
-		raw_spin_lock_irq(&base->lock);
-	}
-	if (wake) {
+	WRITE_ONCE(*running, NULL);
+	if (base->waiters) {
 		raw_spin_unlock_irq(&base->lock);
 		wake_up_all(&twheel_sync_wait);
 		raw_spin_lock_irq(&base->lock);
@@ -494,7 +465,7 @@ static void twheel_expire(struct twheel_base *base, struct list_head *expired)
 			queue_work = true;
 			continue;
 		}
-		twheel_fire(base, timer);
+		twheel_fire(base, timer, &base->running_timer);
 	}
 	if (queue_work)
 		queue_work_on(base->cpu, twheel_wq, &base->work);
@@ -573,14 +544,20 @@ static void twheel_work_fn(struct work_struct *work)
 		timer = list_first_entry(&base->sleep_list, struct twheel_timer,
 					 entry);
 		twheel_detach(base, timer);
-		base->running_sleepable = timer;
-		twheel_fire(base, timer);
-		base->running_sleepable = NULL;
+		twheel_fire(base, timer, &base->running_sleepable);
 		raw_spin_unlock_irq(&base->lock);
 		cond_resched();
 		raw_spin_lock_irq(&base->lock);
 	}
 	raw_spin_unlock_irq(&base->lock);
+}
+
+static bool twheel_running(struct twheel_base *base,
+			   const struct twheel_timer *timer)
+{
+	lockdep_assert_held(&base->lock);
+
+	return base->running_timer == timer || base->running_sleepable == timer;
 }
 
 /*
@@ -593,11 +570,11 @@ static struct twheel_base *twheel_target(struct twheel_base *base,
 					 struct twheel_timer *timer,
 					 unsigned int opts, unsigned int cpu)
 {
-	if (opts & MOD_ON_CPU) {
-		if (!(timer->flags & TWHEEL_F_RUNNING))
+	if (!twheel_running(base, timer)) {
+		if (opts & MOD_ON_CPU)
 			base = per_cpu_ptr(&twheel_bases, cpu);
-	} else if (!(timer->flags & (TWHEEL_PINNED | TWHEEL_F_RUNNING))) {
-		base = this_cpu_ptr(&twheel_bases);
+		else if (!(timer->flags & TWHEEL_PINNED))
+			base = this_cpu_ptr(&twheel_bases);
 	}
 	/* Read without the lock: a base only goes offline with its CPU dead. */
 	if (!READ_ONCE(base->online))
@@ -635,9 +612,6 @@ static int __twheel_mod(struct twheel_timer *timer, u64 expires,
 		goto out_unlock;
 	if (ret)
 		twheel_detach(base, timer);
-	/* An explicit arm takes over from the periodic re-arm. */
-	timer->flags &= ~TWHEEL_F_REARM;
-	timer->overruns = 0;
 	timer->expires = expires;
 
 	new_base = twheel_target(base, timer, opts, cpu);
@@ -689,11 +663,10 @@ static int twheel_mod_opts(struct twheel_timer *timer, ktime_t expires,
  *		%TWHEEL_SLEEPABLE: @function runs in process context on a
  *		workqueue and may sleep (else it runs in softirq context)
  *
- * twheel still uses the timer after @function returns (to re-arm a periodic
- * timer and to wake twheel_cancel_sync()), so @function must not free it:
- * free a timer only after twheel_cancel_sync() or twheel_shutdown_sync() has
- * returned. Unknown @flags are ignored with a warning. @timer must not be
- * pending.
+ * twheel does not touch the timer once @function has started, so
+ * @function may free it (a periodic one after twheel_cancel()); elsewhere,
+ * free a timer after twheel_cancel_sync() or twheel_shutdown_sync(). Unknown
+ * @flags are ignored with a warning. @timer must not be pending.
  */
 void twheel_timer_init(struct twheel_timer *timer, twheel_fn_t function,
 		       u32 flags)
@@ -799,12 +772,14 @@ EXPORT_SYMBOL_GPL(twheel_reduce);
  * @count:	number of callbacks still to run, at least 1, or
  *		%TWHEEL_FOREVER
  *
- * Takes effect at the timer's next fire: after each callback the timer is
- * re-armed at its previous deadline plus @period_ns, until @count callbacks
- * have run. Deadlines that have already passed by then are skipped, not
- * run late one after another; twheel_overruns() counts them in the next
- * callback, and they do not use up @count. Called from the callback, it
- * governs the re-arm that follows it. Any context.
+ * Takes effect at the timer's next fire: each fire re-arms the timer at the
+ * delivered deadline plus @period_ns, until @count callbacks have run.
+ * When a fire comes late by whole periods, it delivers the latest deadline
+ * that has passed, and twheel_overruns() counts the earlier ones, which do
+ * not use up @count: missed deadlines never run one after another. A
+ * periodic timer is pending again while its callback runs; the callback
+ * stops it with twheel_cancel() or re-arms it with twheel_mod(). Any
+ * context.
  *
  * Return: 0, or -EINVAL for a period below one tick or a zero @count.
  */
@@ -819,11 +794,6 @@ int twheel_set_period(struct twheel_timer *timer, u64 period_ns, u32 count)
 	base = lock_timer_base(timer, &flags);
 	timer->period = period_ns;
 	timer->left = period_ns ? count : 0;
-	if ((timer->flags & TWHEEL_F_RUNNING) && !twheel_pending(timer) &&
-	    period_ns && !(timer->flags & TWHEEL_F_SHUTDOWN))
-		timer->flags |= TWHEEL_F_REARM;
-	else
-		timer->flags &= ~TWHEEL_F_REARM;
 	raw_spin_unlock_irqrestore(&base->lock, flags);
 	return 0;
 }
@@ -833,15 +803,15 @@ EXPORT_SYMBOL_GPL(twheel_set_period);
  * twheel_cancel - deactivate a timer without waiting
  * @timer:	an initialized timer
  *
- * Removes a pending timer and stops a running periodic timer from being
- * re-armed. Does not wait for a running callback: see twheel_cancel_sync().
- * Any context, including the timer's own callback.
+ * Removes a pending timer, a periodic one included. Does not wait for a
+ * running callback: see twheel_cancel_sync(). Any context, including the
+ * timer's own callback.
  *
  * Return:
  * * 1		- @timer was pending and is now cancelled
  * * 0		- @timer was not pending
- * * -EBUSY	- the callback is running right now (a pending re-arm, if
- *		  any, has still been removed)
+ * * -EBUSY	- the callback is running right now (a periodic timer's
+ *		  next fire, pending meanwhile, has still been cancelled)
  */
 int twheel_cancel(struct twheel_timer *timer)
 {
@@ -851,8 +821,7 @@ int twheel_cancel(struct twheel_timer *timer)
 
 	base = lock_timer_base(timer, &flags);
 	ret = twheel_detach_if_pending(base, timer);
-	timer->flags &= ~TWHEEL_F_REARM;
-	if (timer->flags & TWHEEL_F_RUNNING)
+	if (twheel_running(base, timer))
 		ret = -EBUSY;
 	raw_spin_unlock_irqrestore(&base->lock, flags);
 	return ret;
@@ -860,50 +829,60 @@ int twheel_cancel(struct twheel_timer *timer)
 EXPORT_SYMBOL_GPL(twheel_cancel);
 
 /*
- * Cancel @timer and report whether we must wait for its callback; with
- * @shutdown, also refuse every later arming.
+ * Cancel @timer; if its callback is running, return its base (with our
+ * waiter counted) in *@wait. With @shutdown, refuse every later arming.
  */
 static int twheel_cancel_or_wait(struct twheel_timer *timer, bool shutdown,
-				 bool *wait)
+				 struct twheel_base **wait)
 {
 	struct twheel_base *base;
 	unsigned long flags;
-	int ret = 0;
+	int ret;
 
+	*wait = NULL;
 	base = lock_timer_base(timer, &flags);
 	if (shutdown)
 		timer->flags |= TWHEEL_F_SHUTDOWN;
+	ret = twheel_detach_if_pending(base, timer);
 	if (WARN_ON_ONCE(base->running_sleepable == timer &&
 			 current_work() == &base->work)) {
 		/* Waiting for ourselves would never end. */
 		ret = -EDEADLK;
-		*wait = false;
-	} else {
-		ret = twheel_detach_if_pending(base, timer);
-		*wait = timer->flags & TWHEEL_F_RUNNING;
+	} else if (twheel_running(base, timer)) {
+		base->waiters++;
+		*wait = base;
 	}
-	timer->flags &= ~TWHEEL_F_REARM;
-	if (*wait)
-		timer->flags |= TWHEEL_F_WAITER;
 	raw_spin_unlock_irqrestore(&base->lock, flags);
 	return ret;
 }
 
+static bool twheel_done_running(struct twheel_base *base,
+				struct twheel_timer *timer)
+{
+	/* Lockless: twheel_fire() clears these before it wakes us. */
+	return READ_ONCE(base->running_timer) != timer &&
+	       READ_ONCE(base->running_sleepable) != timer;
+}
+
 static int __twheel_cancel_sync(struct twheel_timer *timer, bool shutdown)
 {
+	struct twheel_base *base;
 	int ret = 0, r;
-	bool wait;
 
 	might_sleep();
 	do {
-		r = twheel_cancel_or_wait(timer, shutdown, &wait);
+		r = twheel_cancel_or_wait(timer, shutdown, &base);
 		if (r < 0)
 			return r;
 		ret |= r;
-		if (wait)
+		if (base) {
 			wait_event(twheel_sync_wait,
-				   !(READ_ONCE(timer->flags) & TWHEEL_F_RUNNING));
-	} while (wait);
+				   twheel_done_running(base, timer));
+			raw_spin_lock_irq(&base->lock);
+			base->waiters--;
+			raw_spin_unlock_irq(&base->lock);
+		}
+	} while (base);
 	return ret;
 }
 

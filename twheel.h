@@ -40,20 +40,21 @@ typedef void (*twheel_fn_t)(struct twheel_timer *timer);
  * @function:	callback, called with the timer (use container_of())
  * @period:	nanoseconds between fires of a periodic timer, 0 for one-shot
  * @left:	fires left for a periodic timer, %TWHEEL_FOREVER for no limit
- * @overruns:	periods missed before the fire now being delivered
+ * @fired:	deadline delivered by the last fire
+ * @overruns:	deadlines the last fire stands for, besides @fired
  * @flags:	%TWHEEL_INIT_FLAGS and twheel's internal state bits
  * @cpu:	CPU whose wheel holds (or last held) the timer
  * @idx:	wheel slot index while pending
  *
  * All fields are private to twheel.c: use the accessors below. The struct
- * is 56 bytes on 64-bit architectures. A callback must not free its own
- * timer: see twheel_timer_init().
+ * is 64 bytes on 64-bit architectures.
  */
 struct twheel_timer {
 	struct list_head	entry;
 	u64			expires;
 	twheel_fn_t		function;
 	u64			period;
+	u64			fired;
 	u32			left;
 	u32			overruns;
 	u32			flags;
@@ -121,13 +122,13 @@ static inline bool twheel_pending(const struct twheel_timer *timer)
 }
 
 /**
- * twheel_overruns - periods a periodic timer missed before this fire
+ * twheel_overruns - deadlines a late periodic fire stands for
  * @timer: the timer whose callback is running
  *
  * Only meaningful inside the callback.
  *
- * Return: the number of whole periods that had already passed, unfired,
- * when this fire was delivered.
+ * Return: the number of deadlines before twheel_fired_deadline() that had
+ * passed, unfired, when this fire was delivered.
  */
 static inline u32 twheel_overruns(const struct twheel_timer *timer)
 {
@@ -152,12 +153,26 @@ static inline u32 twheel_fires_left(const struct twheel_timer *timer)
  * twheel_expires - the deadline of a timer
  * @timer: the timer
  *
- * Return: the current (or, inside the callback, the delivered) deadline in
- * CLOCK_MONOTONIC nanoseconds.
+ * Inside the callback of a periodic timer, this is already the next one.
+ *
+ * Return: the deadline in CLOCK_MONOTONIC nanoseconds.
  */
 static inline u64 twheel_expires(const struct twheel_timer *timer)
 {
 	return READ_ONCE(timer->expires);
+}
+
+/**
+ * twheel_fired_deadline - the deadline the running callback delivers
+ * @timer: the timer whose callback is running
+ *
+ * Only meaningful inside the callback.
+ *
+ * Return: the deadline, in CLOCK_MONOTONIC nanoseconds, of this fire.
+ */
+static inline u64 twheel_fired_deadline(const struct twheel_timer *timer)
+{
+	return timer->fired;
 }
 
 #endif /* _TWHEEL_H */
