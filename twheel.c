@@ -96,7 +96,9 @@
 
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
+#include <linux/debugfs.h>
 #include <linux/hrtimer.h>
+#include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/smp.h>
@@ -104,6 +106,9 @@
 #include <linux/workqueue.h>
 
 #include "twheel.h"
+
+#define CREATE_TRACE_POINTS
+#include "twheel_trace.h"
 
 /* Slots per level and levels: base-64 digits of the tick number. */
 #define LVL_BITS	6
@@ -177,6 +182,7 @@ static DEFINE_PER_CPU(struct twheel_base, twheel_bases);
 static DECLARE_WAIT_QUEUE_HEAD(twheel_sync_wait);
 static struct workqueue_struct *twheel_wq;
 static enum cpuhp_state twheel_hp_state;
+static struct dentry *twheel_debugfs;
 
 static unsigned int tick_us = 1000;
 module_param(tick_us, uint, 0444);
@@ -306,6 +312,7 @@ static void twheel_enqueue(struct twheel_base *base, struct twheel_timer *timer)
 	lockdep_assert_held(&base->lock);
 
 	event = twheel_place(base, timer);
+	trace_twheel_arm(timer, timer->idx / LVL_SIZE);
 	base->stats.pending++;
 	if (event < base->next_expiry) {
 		base->next_expiry = event;
@@ -340,6 +347,7 @@ static int twheel_detach_if_pending(struct twheel_base *base,
 	if (!twheel_pending(timer))
 		return 0;
 	twheel_detach(base, timer);
+	trace_twheel_cancel(timer);
 	base->stats.cancelled++;
 	/* The wheel is empty: stop its hrtimer rather than wake for nothing. */
 	if (!base->stats.pending && !base->in_run) {
@@ -391,6 +399,25 @@ static struct twheel_base *twheel_switch_base(struct twheel_base *base,
 	return new_base;
 }
 
+static void twheel_account_lateness(struct twheel_base *base,
+				    struct twheel_timer *timer, u64 now)
+{
+	unsigned int bucket = 0;
+	u64 ticks;
+
+	trace_twheel_fire(timer, now);
+	base->stats.fired++;
+	if (unlikely(now < timer->fired)) {
+		base->stats.early++;
+		return;
+	}
+	ticks = div_u64(now - timer->fired, tick_ns);
+	if (ticks)
+		bucket = min_t(unsigned int, ilog2(ticks) + 1,
+			       TWHEEL_LATE_BUCKETS - 1);
+	base->stats.lateness[bucket]++;
+}
+
 /*
  * Account a fire of @timer, detached: the deadline it delivers, its
  * overruns, and for a periodic timer the re-arm one period later.
@@ -398,13 +425,12 @@ static struct twheel_base *twheel_switch_base(struct twheel_base *base,
 static void twheel_account_fire(struct twheel_base *base,
 				struct twheel_timer *timer)
 {
-	u64 now, missed = 0, next;
+	u64 now = ktime_get(), missed = 0, next;
 
 	timer->fired = timer->expires;
 	if (timer->period && timer->left) {
 		if (timer->left != TWHEEL_FOREVER)
 			timer->left--;
-		now = ktime_get();
 		/* Deliver the latest deadline passed; count the ones before. */
 		if (now > timer->expires) {
 			missed = div64_u64(now - timer->expires, timer->period);
@@ -418,7 +444,7 @@ static void twheel_account_fire(struct twheel_base *base,
 		}
 	}
 	timer->overruns = min_t(u64, missed, U32_MAX);
-	base->stats.fired++;
+	twheel_account_lateness(base, timer, now);
 }
 
 /*
@@ -479,6 +505,7 @@ static void twheel_cascade(struct twheel_base *base)
 	for (lvl = LVL_DEPTH - 1; lvl > 0; lvl--) {
 		unsigned int slot = (base->clk >> LVL_SHIFT(lvl)) & LVL_MASK;
 		struct twheel_timer *timer, *tmp;
+		unsigned int count = 0;
 		LIST_HEAD(list);
 
 		if (!(base->pending_map[lvl] & BIT_ULL(slot)))
@@ -486,10 +513,12 @@ static void twheel_cascade(struct twheel_base *base)
 		base->pending_map[lvl] &= ~BIT_ULL(slot);
 		list_splice_init(base->vectors + LVL_OFFS(lvl) + slot, &list);
 		list_for_each_entry_safe(timer, tmp, &list, entry) {
-			base->stats.level_pending[lvl]--;
 			twheel_place(base, timer);
-			base->stats.cascaded++;
+			count++;
 		}
+		base->stats.level_pending[lvl] -= count;
+		base->stats.cascaded += count;
+		trace_twheel_cascade(base->cpu, lvl, slot, count);
 	}
 }
 
@@ -991,6 +1020,43 @@ int twheel_cpu_stats(unsigned int cpu, struct twheel_stats *stats)
 }
 EXPORT_SYMBOL_GPL(twheel_cpu_stats);
 
+/*
+ * debugfs twheel/stats: one block of lines per possible CPU. Lateness is
+ * counted in buckets of ticks: <1, 1, 2-3, 4-7, ..., 64 and more.
+ */
+static void twheel_show_u32s(struct seq_file *m, const char *name,
+			     const u32 *v, unsigned int n)
+{
+	unsigned int i;
+
+	seq_printf(m, " %s=", name);
+	for (i = 0; i < n; i++)
+		seq_printf(m, "%s%u", i ? "," : "", v[i]);
+}
+
+static int twheel_stats_show(struct seq_file *m, void *v)
+{
+	struct twheel_stats st;
+	unsigned int cpu, i;
+
+	seq_printf(m, "tick_ns %u\n", tick_ns);
+	for_each_possible_cpu(cpu) {
+		twheel_cpu_stats(cpu, &st);
+		seq_printf(m, "cpu%u pending=%llu fired=%llu cascaded=%llu cancelled=%llu wakeups=%llu early=%llu hrtimer=%d\n",
+			   cpu, st.pending, st.fired, st.cascaded, st.cancelled,
+			   st.wakeups, st.early, st.hrtimer_armed);
+		seq_printf(m, "cpu%u", cpu);
+		twheel_show_u32s(m, "levels", st.level_pending,
+				 TWHEEL_STATS_LEVELS);
+		seq_puts(m, " lateness=");
+		for (i = 0; i < TWHEEL_LATE_BUCKETS; i++)
+			seq_printf(m, "%s%llu", i ? "," : "", st.lateness[i]);
+		seq_putc(m, '\n');
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(twheel_stats);
+
 static int twheel_cpu_prepare(unsigned int cpu)
 {
 	struct twheel_base *base = per_cpu_ptr(&twheel_bases, cpu);
@@ -1089,6 +1155,9 @@ static int __init twheel_init(void)
 	if (ret < 0)
 		goto out_destroy_wq;
 	twheel_hp_state = ret;
+	twheel_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_file("stats", 0444, twheel_debugfs, NULL,
+			    &twheel_stats_fops);
 	pr_info("tick %u us, %u levels of %lu slots per CPU\n", tick_us,
 		LVL_DEPTH, LVL_SIZE);
 	return 0;
@@ -1102,6 +1171,7 @@ static void __exit twheel_exit(void)
 {
 	unsigned int cpu;
 
+	debugfs_remove_recursive(twheel_debugfs);
 	cpuhp_remove_state_nocalls(twheel_hp_state);
 	for_each_possible_cpu(cpu)
 		twheel_base_stop(per_cpu_ptr(&twheel_bases, cpu));

@@ -80,6 +80,7 @@ s64 twheel_remaining(struct twheel_timer *timer);
 u64 twheel_tick_ns(void);
 
 #define TWHEEL_STATS_LEVELS	8
+#define TWHEEL_LATE_BUCKETS	8
 
 /**
  * struct twheel_stats - counters of one CPU's wheel, see twheel_cpu_stats()
@@ -88,6 +89,9 @@ u64 twheel_tick_ns(void);
  * @cascaded:		timers moved to a lower level
  * @cancelled:		pending timers cancelled or re-armed
  * @wakeups:		runs of the wheel's hrtimer
+ * @early:		fires before their deadline (a bug: always 0)
+ * @lateness:		fires by lateness in ticks: [0] under one tick, then
+ *			[n] from 2^(n-1) up to 2^n ticks, the last one open
  * @level_pending:	timers filed at each level
  * @hrtimer_armed:	the wheel's hrtimer is queued or running
  */
@@ -97,6 +101,8 @@ struct twheel_stats {
 	u64	cascaded;
 	u64	cancelled;
 	u64	wakeups;
+	u64	early;
+	u64	lateness[TWHEEL_LATE_BUCKETS];
 	u32	level_pending[TWHEEL_STATS_LEVELS];
 	bool	hrtimer_armed;
 };
