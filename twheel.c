@@ -178,7 +178,8 @@ struct twheel_base {
 	struct list_head	vectors[WHEEL_SIZE];
 } ____cacheline_aligned;
 
-static DEFINE_PER_CPU(struct twheel_base, twheel_bases);
+/* Dynamic: a wheel is larger than the per-CPU area reserved for modules. */
+static struct twheel_base __percpu *twheel_bases;
 static DECLARE_WAIT_QUEUE_HEAD(twheel_sync_wait);
 static struct workqueue_struct *twheel_wq;
 static enum cpuhp_state twheel_hp_state;
@@ -363,7 +364,7 @@ static struct twheel_base *lock_timer_base(struct twheel_timer *timer,
 {
 	for (;;) {
 		unsigned int cpu = READ_ONCE(timer->cpu);
-		struct twheel_base *base = per_cpu_ptr(&twheel_bases, cpu);
+		struct twheel_base *base = per_cpu_ptr(twheel_bases, cpu);
 
 		if (!(READ_ONCE(timer->flags) & TWHEEL_F_MIGRATING)) {
 			raw_spin_lock_irqsave(&base->lock, *flags);
@@ -391,7 +392,7 @@ static struct twheel_base *twheel_switch_base(struct twheel_base *base,
 	/* Lost a race with CPU death: take the current CPU, which is alive. */
 	if (!new_base->online) {
 		raw_spin_unlock(&new_base->lock);
-		new_base = this_cpu_ptr(&twheel_bases);
+		new_base = this_cpu_ptr(twheel_bases);
 		raw_spin_lock(&new_base->lock);
 	}
 	WRITE_ONCE(timer->cpu, new_base->cpu);
@@ -601,13 +602,13 @@ static struct twheel_base *twheel_target(struct twheel_base *base,
 {
 	if (!twheel_running(base, timer)) {
 		if (opts & MOD_ON_CPU)
-			base = per_cpu_ptr(&twheel_bases, cpu);
+			base = per_cpu_ptr(twheel_bases, cpu);
 		else if (!(timer->flags & TWHEEL_PINNED))
-			base = this_cpu_ptr(&twheel_bases);
+			base = this_cpu_ptr(twheel_bases);
 	}
 	/* Read without the lock: a base only goes offline with its CPU dead. */
 	if (!READ_ONCE(base->online))
-		base = this_cpu_ptr(&twheel_bases);
+		base = this_cpu_ptr(twheel_bases);
 	return base;
 }
 
@@ -1011,7 +1012,7 @@ int twheel_cpu_stats(unsigned int cpu, struct twheel_stats *stats)
 
 	if (cpu >= nr_cpu_ids || !cpu_possible(cpu))
 		return -EINVAL;
-	base = per_cpu_ptr(&twheel_bases, cpu);
+	base = per_cpu_ptr(twheel_bases, cpu);
 	raw_spin_lock_irqsave(&base->lock, flags);
 	*stats = base->stats;
 	stats->hrtimer_armed = hrtimer_active(&base->hrtimer);
@@ -1059,7 +1060,7 @@ DEFINE_SHOW_ATTRIBUTE(twheel_stats);
 
 static int twheel_cpu_prepare(unsigned int cpu)
 {
-	struct twheel_base *base = per_cpu_ptr(&twheel_bases, cpu);
+	struct twheel_base *base = per_cpu_ptr(twheel_bases, cpu);
 
 	raw_spin_lock_irq(&base->lock);
 	base->clk = tick_now();
@@ -1072,11 +1073,11 @@ static int twheel_cpu_prepare(unsigned int cpu)
 /* @cpu is dead: move its timers, in deadline order per slot, to this CPU. */
 static int twheel_cpu_dead(unsigned int cpu)
 {
-	struct twheel_base *old = per_cpu_ptr(&twheel_bases, cpu);
+	struct twheel_base *old = per_cpu_ptr(twheel_bases, cpu);
 	struct twheel_base *new;
 	unsigned int idx;
 
-	new = get_cpu_ptr(&twheel_bases);
+	new = get_cpu_ptr(twheel_bases);
 	raw_spin_lock_irq(&new->lock);
 	raw_spin_lock_nested(&old->lock, SINGLE_DEPTH_NESTING);
 	WRITE_ONCE(old->online, false);
@@ -1098,7 +1099,7 @@ static int twheel_cpu_dead(unsigned int cpu)
 	old->next_expiry = U64_MAX;
 	raw_spin_unlock(&old->lock);
 	raw_spin_unlock_irq(&new->lock);
-	put_cpu_ptr(&twheel_bases);
+	put_cpu_ptr(twheel_bases);
 	return 0;
 }
 
@@ -1144,11 +1145,16 @@ static int __init twheel_init(void)
 	/* The top level must reach KTIME_MAX: see the level table. */
 	BUILD_BUG_ON(LVL_SHIFT(LVL_DEPTH) < 64 - ilog2(TICK_MIN_US * NSEC_PER_USEC));
 
-	twheel_wq = alloc_workqueue("twheel", 0, 0);
-	if (!twheel_wq)
+	twheel_bases = alloc_percpu(struct twheel_base);
+	if (!twheel_bases)
 		return -ENOMEM;
+	twheel_wq = alloc_workqueue("twheel", 0, 0);
+	if (!twheel_wq) {
+		ret = -ENOMEM;
+		goto out_free_bases;
+	}
 	for_each_possible_cpu(cpu)
-		twheel_base_init(per_cpu_ptr(&twheel_bases, cpu), cpu);
+		twheel_base_init(per_cpu_ptr(twheel_bases, cpu), cpu);
 
 	ret = cpuhp_setup_state(CPUHP_BP_PREPARE_DYN, "twheel:prepare",
 				twheel_cpu_prepare, twheel_cpu_dead);
@@ -1164,6 +1170,8 @@ static int __init twheel_init(void)
 
 out_destroy_wq:
 	destroy_workqueue(twheel_wq);
+out_free_bases:
+	free_percpu(twheel_bases);
 	return ret;
 }
 
@@ -1174,10 +1182,11 @@ static void __exit twheel_exit(void)
 	debugfs_remove_recursive(twheel_debugfs);
 	cpuhp_remove_state_nocalls(twheel_hp_state);
 	for_each_possible_cpu(cpu)
-		twheel_base_stop(per_cpu_ptr(&twheel_bases, cpu));
+		twheel_base_stop(per_cpu_ptr(twheel_bases, cpu));
 	/* An IPI handler runs with interrupts off, so this waits for it. */
 	synchronize_rcu();
 	destroy_workqueue(twheel_wq);
+	free_percpu(twheel_bases);
 }
 
 module_init(twheel_init);
