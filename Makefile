@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: GPL-2.0
+# twheel: out-of-tree build, VM tests and checks. See scripts/vm/.
+# Kbuild (not this file) is what the kernel build reads.
+
+KERNELRELEASE ?= $(shell uname -r)
+VM := $(CURDIR)/scripts/vm
+KDIR ?= $(firstword $(wildcard /lib/modules/$(KERNELRELEASE)/build) \
+		    $(shell $(VM)/kdir.sh stock))
+DEPMOD ?= depmod
+KSRC = $(shell $(VM)/kernel-source.sh)
+OUT := $(CURDIR)/build
+USER_CFLAGS := -static -O2 -Wall -pthread -I$(CURDIR)/include -I$(CURDIR)/include/uapi
+# All C files that are ours (for checkpatch and friends).
+OUR_C = $(shell find . -path ./build -prune -o -path ./.git -prune -o \
+	      -name '*.[ch]' -print | sort)
+
+all: module
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+install:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+	$(DEPMOD) -a $(KERNELRELEASE)
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true
+	rm -rf $(OUT)
+
+# ---- builds used by the VM tests: build/<debug|stock>/src, build/user ----
+debug-kernel:
+	$(VM)/build-kernel.sh
+
+modules-%:
+	mkdir -p $(OUT)/$*/src
+	rsync -a --delete --exclude=/build --exclude=/.git --exclude=/bench/results \
+		--exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' --exclude='*.mod' \
+		--exclude='*.mod.c' --exclude=modules.order --exclude=Module.symvers \
+		$(CURDIR)/ $(OUT)/$*/src/
+	$(MAKE) -C $$($(VM)/kdir.sh $*) M=$(OUT)/$*/src modules
+
+userspace:
+	mkdir -p $(OUT)/user/bin $(OUT)/user/selftests
+	if [ -d selftests ]; then $(MAKE) -C selftests OUT=$(OUT)/user/selftests; fi
+	for f in tools/twheelctl.c bench/ubench.c; do \
+		[ ! -f $$f ] || $(CC) $(USER_CFLAGS) -o $(OUT)/user/bin/$$(basename $$f .c) $$f || exit; \
+	done
+
+# ---- VM runs: vm-<kernel>-<mode>, e.g. vm-debug-check ----
+vm-%:
+	$(VM)/run-vm.sh $(subst -, ,$*)
+
+run: vm-stock-run
+stress: vm-debug-stress
+bench: vm-stock-bench
+	$(VM)/extract-files $(OUT)/vm/stock-bench.log bench/results
+
+# ---- static checks ----
+# TRACE_EVENT headers (*_trace.h) follow the tracing idiom that strict
+# checkpatch flags everywhere in-tree; only those two checks are waived there.
+CHECKPATCH = $(KSRC)/scripts/checkpatch.pl --strict --no-tree --quiet --show-types
+TRACE_IGNORE := OPEN_ENDED_LINE,PARENTHESIS_ALIGNMENT
+style:
+	$(CHECKPATCH) -f $(filter-out %_trace.h,$(OUR_C))
+	$(if $(filter %_trace.h,$(OUR_C)),$(CHECKPATCH) \
+		--ignore $(TRACE_IGNORE) -f $(filter %_trace.h,$(OUR_C)))
+
+SPARSE_KERNEL ?= stock
+sparse: modules-$(SPARSE_KERNEL)
+	$(MAKE) -C $$($(VM)/kdir.sh $(SPARSE_KERNEL)) M=$(OUT)/$(SPARSE_KERNEL)/src C=2 \
+		CF=-D__CHECK_ENDIAN__ modules >$(OUT)/sparse.out 2>&1; \
+		rc=$$?; cat $(OUT)/sparse.out; [ $$rc = 0 ]
+	@! grep -E '^[^ ]*\.[ch]:[0-9]+:[0-9]+: (warning|error)' $(OUT)/sparse.out | \
+		grep -v '^/usr/src/' || { echo 'sparse: warnings above'; false; }
+
+# Everything; keeps going after a red layer, the summary decides.
+check:
+	rm -rf $(OUT)/vm $(OUT)/check
+	$(MAKE) debug-kernel
+	-$(MAKE) vm-debug-check
+	-$(MAKE) vm-stock-check
+	-$(VM)/verdict style $(MAKE) style
+	-$(VM)/verdict sparse $(MAKE) sparse SPARSE_KERNEL=debug
+	$(VM)/tap-summary $(OUT)/vm/debug-check.log $(OUT)/vm/stock-check.log \
+		$(OUT)/check/style $(OUT)/check/sparse
+
+.PHONY: all module install clean debug-kernel userspace run stress bench style sparse check

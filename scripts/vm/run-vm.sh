@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# run-vm.sh debug|stock MODE: build modules + userspace + initramfs, boot the
+# kernel in qemu (TCG), run /tests/MODE.sh in the guest, and decide.
+# Console log: build/vm/KERNEL-MODE.log; verdict: build/vm/KERNEL-MODE.verdict.
+. "$(dirname "$0")/lib.sh"
+kernel=${1:?debug|stock} mode=${2:?check|run|bench|stress}
+vm="$TOP/build/vm"; mkdir -p "$vm"
+name="$kernel-$mode" log="$vm/$kernel-$mode.log" verdict="$vm/$kernel-$mode.verdict"
+rm -f "$log" "$verdict"
+red() { echo "red: $*" >"$verdict"; log "$name: RED: $*"; exit 1; }
+trap '[ -f "$verdict" ] || red "rig failure before boot (see above)"' EXIT
+
+make -C "$TOP" --no-print-directory "modules-$kernel" userspace >&2 || red "build failed"
+args="console=ttyS0 panic=-1 panic_on_warn=1 oops=panic loglevel=5 nokaslr"
+args+=" twheel_mode=$mode twheel_kernel=$kernel"
+if [ "$kernel" = debug ]; then
+	bzimage="$("$VM_DIR/build-kernel.sh")/arch/x86/boot/bzImage"
+	args+=" kmemleak=on"
+else
+	bzimage=$("$VM_DIR/stock-kernel.sh")
+fi
+"$VM_DIR/mkinitramfs.sh" "$kernel" "$vm/$name.cpio.gz" || red "initramfs failed"
+
+marker="$vm/$name.marker"; rm -f "$marker"
+log "booting $name (log: $log)"
+start=$(date +%s)
+set +e
+timeout "${TWHEEL_VM_TIMEOUT:-900}" qemu-system-x86_64 -smp 2 -m "${TWHEEL_VM_MEM:-2048}" \
+	-cpu max -nographic -no-reboot -monitor none \
+	-serial stdio -serial "file:$marker" \
+	-kernel "$bzimage" -initrd "$vm/$name.cpio.gz" -append "$args" </dev/null |
+	tr -d '\r' | tee "$log"
+rc=${PIPESTATUS[0]}
+set -e
+log "$name: qemu exited $rc after $(( $(date +%s) - start ))s"
+[ "$rc" != 124 ] || red "timeout"
+bad='BUG:|WARNING:|KASAN|kmemleak.*unreferenced|unreferenced object|Kernel panic|possible circular|inconsistent lock|Call Trace'
+if grep -En "$bad" "$log" >"$vm/$name.bad"; then
+	head -n 5 "$vm/$name.bad" >&2
+	red "kernel splat: $(head -n 1 "$vm/$name.bad")"
+fi
+grep -q success "$marker" 2>/dev/null || red "guest did not report success"
+echo green >"$verdict"
+log "$name: GREEN"
