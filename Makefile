@@ -64,6 +64,11 @@ style:
 	$(if $(filter %_trace.h,$(OUR_C)),$(CHECKPATCH) \
 		--ignore $(TRACE_IGNORE) -f $(filter %_trace.h,$(OUR_C)))
 
+# RST validity (docutils) and kernel-doc comments of every exported symbol.
+docs:
+	python3 scripts/check-docs.py Documentation/*.rst
+	$(KSRC)/scripts/kernel-doc -none -Werror $(filter-out ./selftests/% ./tools/%,$(OUR_C))
+
 SPARSE_KERNEL ?= stock
 sparse: modules-$(SPARSE_KERNEL)
 	$(MAKE) -C $$($(VM)/kdir.sh $(SPARSE_KERNEL)) M=$(OUT)/$(SPARSE_KERNEL)/src C=2 \
@@ -80,7 +85,8 @@ check:
 	-$(MAKE) vm-stock-check
 	-$(VM)/verdict style $(MAKE) style
 	-$(VM)/verdict sparse $(MAKE) sparse SPARSE_KERNEL=debug
+	-$(VM)/verdict docs $(MAKE) docs
 	$(VM)/tap-summary $(OUT)/vm/debug-check.log $(OUT)/vm/stock-check.log \
-		$(OUT)/check/style $(OUT)/check/sparse
+		$(OUT)/check/style $(OUT)/check/sparse $(OUT)/check/docs
 
-.PHONY: all module install clean debug-kernel userspace run stress bench style sparse check
+.PHONY: all module install clean debug-kernel userspace run stress bench style sparse docs check

@@ -35,6 +35,32 @@ selftests() {
 	return $rc
 }
 
+# examples/twheel_ttl.ko: keys expire on time, a re-set extends the TTL.
+ttl_keys() { cut -d' ' -f1 /sys/kernel/debug/twheel_ttl/keys | sort | tr '\n' ' '; }
+ttl_expect() {
+	local got; got=$(ttl_keys)
+	[ "$got" = "$1" ] || { echo "ttl: after $2 expected keys '$1', got '$got'"; return 1; }
+}
+ttl_example() {
+	local f=/sys/kernel/debug/twheel_ttl/keys rc=0 late
+	load twheel_ttl || return 1
+	# TTLs in seconds: each shell step can take a few 100 ms under TCG.
+	echo "set a 1 1000" >$f && echo "set b 2 3000" >$f && echo "set c 3 2000" >$f || return 1
+	echo "set bad 1" >$f 2>/dev/null && { echo "ttl: bad command accepted"; rc=1; }
+	ttl_expect "a b c " "arming" || rc=1
+	sleep 1.5; ttl_expect "b c " "1.5 s" || rc=1
+	echo "set b 2 4000" >$f || rc=1          # replaces b's TTL: now ~5.5 s
+	sleep 1; ttl_expect "b " "2.5 s" || rc=1
+	sleep 1.5; ttl_expect "b " "4 s (b was extended)" || rc=1
+	echo "set d 4 60000" >$f && echo "del d" >$f || rc=1
+	sleep 2; ttl_expect "" "6 s" || rc=1
+	echo "set e 5 60000" >$f || rc=1       # left for module unload to free
+	late=$(dmesg | sed -n 's/.*twheel_ttl: expired [a-z] late_us=//p' | sort -n | tail -1)
+	echo "ttl: worst lateness ${late:-?} us"
+	[ "$(dmesg | grep -c 'twheel_ttl: expired')" = 3 ] || { echo "ttl: expected 3 expiries"; rc=1; }
+	return $rc
+}
+
 kmemleak() {
 	is_debug || return 0
 	local f=/sys/kernel/debug/kmemleak
@@ -46,6 +72,7 @@ kmemleak() {
 step "load modules" load_core
 step "kunit" kunit
 step "selftests" selftests
+step "ttl example" ttl_example
 step "unload modules" unload_all
 step "kmemleak" kmemleak
 finish
