@@ -61,6 +61,8 @@ ttl_example() {
 	return $rc
 }
 
+hotplug_check() { load twheel && ttl_hotplug 200 3 && unload_one twheel; }
+
 kmemleak() {
 	is_debug || return 0
 	local f=/sys/kernel/debug/kmemleak
@@ -74,5 +76,7 @@ step "kunit" kunit
 step "selftests" selftests
 step "ttl example" ttl_example
 step "unload modules" unload_all
+step "hotplug: kernel timers move and fire once" hotplug_check
+step "unload: refused under a client, 20 cycles" unload_cycles 20
 step "kmemleak" kmemleak
 finish

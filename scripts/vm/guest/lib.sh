@@ -50,3 +50,42 @@ unload_all() {
 emit_file() {
 	echo "--- BEGIN $(basename "$1") ---"; cat "$1"; echo "--- END $(basename "$1") ---"
 }
+
+# ttl_hotplug N CYCLES: N keys of examples/twheel_ttl.ko (0.1-3 s TTLs)
+# expire while cpu1 goes offline and online CYCLES times; every key must
+# expire exactly once. Needs twheel loaded.
+ttl_hotplug() {
+	local n=$1 cycles=$2 f=/sys/kernel/debug/twheel_ttl/keys i got
+	local c=/sys/devices/system/cpu/cpu1/online
+	[ -w $c ] || { echo "cpu1 cannot go offline here"; return 0; }
+	load twheel_ttl || return 1
+	dmesg -c >/dev/null
+	for i in $(seq "$n"); do echo "set h$i $i $((100 + i * 2900 / n))" >$f || return 1; done
+	for i in $(seq "$cycles"); do
+		echo 0 >$c && sleep 0.3 && echo 1 >$c && sleep 0.3 || return 1
+	done
+	sleep 3.5
+	got=$(dmesg | grep -c 'twheel_ttl: expired h')
+	echo "ttl_hotplug: $got of $n keys expired across $cycles hotplug cycles"
+	unload_one twheel_ttl && [ "$got" = "$n" ]
+}
+
+# unload_cycles N: load twheel and a client with timers pending and firing;
+# twheel must refuse to unload under the client, then both unload cleanly.
+# Needs twheel unloaded.
+unload_cycles() {
+	local n=$1 f=/sys/kernel/debug/twheel_ttl/keys i
+	for i in $(seq "$n"); do
+		insmod $KO/twheel.ko && insmod $KO/twheel_ttl.ko || return 1
+		echo "set far 1 3600000" >$f && echo "set now$i 1 $((i % 3))" >$f || return 1
+		if rmmod twheel 2>/dev/null; then echo "twheel unloaded under a client"; return 1; fi
+		rmmod twheel_ttl && rmmod twheel || return 1
+	done
+	echo "unload_cycles: $n load/arm/unload cycles"
+}
+
+# Unload one module load()ed earlier.
+unload_one() {
+	rmmod "$1" || return 1
+	LOADED=$(echo "$LOADED" | sed "s/\b$1 //")
+}

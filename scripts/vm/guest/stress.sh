@@ -22,5 +22,7 @@ have twheel-dev && step "load twheel-dev" load twheel-dev
 hotplug &
 step "selftests under hotplug" selftests
 step "hotplug" wait $!
+step "hotplug: kernel timers" ttl_hotplug 2000 10
 step "unload modules" unload_all
+step "unload: 100 cycles" unload_cycles 100
 finish
