@@ -612,16 +612,14 @@ static struct twheel_base *twheel_target(struct twheel_base *base,
 	return base;
 }
 
-/* Keep the wheel clock close to now when nothing is due in between. */
-static void twheel_forward(struct twheel_base *base)
+/* Move the wheel clock up to tick @now when nothing is due in between. */
+static void twheel_forward(struct twheel_base *base, u64 now)
 {
-	u64 now = tick_now();
-
 	if (!base->in_run && base->clk < now && base->next_expiry > now)
 		base->clk = now;
 }
 
-static int __twheel_mod(struct twheel_timer *timer, u64 expires,
+static int __twheel_mod(struct twheel_timer *timer, u64 expires, u64 now,
 			unsigned int opts, unsigned int cpu)
 {
 	struct twheel_base *base, *new_base;
@@ -647,7 +645,7 @@ static int __twheel_mod(struct twheel_timer *timer, u64 expires,
 	new_base = twheel_target(base, timer, opts, cpu);
 	if (new_base != base)
 		base = twheel_switch_base(base, new_base, timer);
-	twheel_forward(base);
+	twheel_forward(base, div_u64(now, tick_ns));
 	twheel_enqueue(base, timer);
 out_unlock:
 	raw_spin_unlock_irqrestore(&base->lock, flags);
@@ -655,7 +653,8 @@ out_unlock:
 }
 
 /* Turn @expires into an absolute deadline; -ERANGE past KTIME_MAX. */
-static int twheel_abs(ktime_t expires, enum twheel_mode mode, u64 *abs)
+static int twheel_abs(ktime_t expires, enum twheel_mode mode, u64 now,
+		      u64 *abs)
 {
 	if (expires < 0 || mode > TWHEEL_ABS)
 		return -EINVAL;
@@ -663,7 +662,7 @@ static int twheel_abs(ktime_t expires, enum twheel_mode mode, u64 *abs)
 		*abs = expires;
 		return 0;
 	}
-	if (check_add_overflow(ktime_get(), expires, abs) || *abs > KTIME_MAX)
+	if (check_add_overflow(now, (u64)expires, abs) || *abs > KTIME_MAX)
 		return -ERANGE;
 	return 0;
 }
@@ -672,16 +671,16 @@ static int twheel_mod_opts(struct twheel_timer *timer, ktime_t expires,
 			   enum twheel_mode mode, unsigned int opts,
 			   unsigned int cpu)
 {
-	u64 abs;
+	u64 abs, now = ktime_get();
 	int ret;
 
 	if (WARN_ONCE(!timer->function, "twheel: timer %p not initialized\n",
 		      timer))
 		return -EINVAL;
-	ret = twheel_abs(expires, mode, &abs);
+	ret = twheel_abs(expires, mode, now, &abs);
 	if (ret)
 		return ret;
-	return __twheel_mod(timer, abs, opts, cpu);
+	return __twheel_mod(timer, abs, now, opts, cpu);
 }
 
 /**
@@ -1081,7 +1080,7 @@ static int twheel_cpu_dead(unsigned int cpu)
 	raw_spin_lock_irq(&new->lock);
 	raw_spin_lock_nested(&old->lock, SINGLE_DEPTH_NESTING);
 	WRITE_ONCE(old->online, false);
-	twheel_forward(new);
+	twheel_forward(new, tick_now());
 	for (idx = 0; idx <= WHEEL_SIZE; idx++) {
 		struct list_head *head = idx < WHEEL_SIZE ? old->vectors + idx :
 							    &old->sleep_list;
