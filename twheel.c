@@ -1099,6 +1099,15 @@ static int twheel_cpu_dead(unsigned int cpu)
 	raw_spin_unlock(&old->lock);
 	raw_spin_unlock_irq(&new->lock);
 	put_cpu_ptr(twheel_bases);
+	/*
+	 * hrtimers_cpu_dying() has moved the dead CPU's hrtimer, still queued
+	 * for the old next event, to a live CPU, where it would run this empty
+	 * wheel for nothing, or, once @cpu is back, run its timers on the
+	 * wrong CPU. Nothing re-arms it now: twheel_program() of a dead base
+	 * only kicks the dead CPU, which fails. Wait for a running callback
+	 * (it takes old->lock, hence outside it).
+	 */
+	hrtimer_cancel(&old->hrtimer);
 	return 0;
 }
 
