@@ -1,0 +1,1807 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of twheel, the per-CPU hierarchical timing wheel.
+ *
+ * Copyright (C) 2026 The twheel authors
+ *
+ * One case per behaviour of the API in twheel.h. The slot calculation is
+ * tested directly through twheel_calc_idx(); everything else arms real
+ * timers on the wheels of twheel.ko and watches them fire, so the cases
+ * wait for real time. Delays are kept to tens of milliseconds except where
+ * a case needs the wheel clock to cross a 4096-tick boundary (level 2), and
+ * every wait has a timeout, so that a bug fails a case instead of hanging.
+ *
+ * Callbacks only record what they see (time, CPU, order, return values):
+ * KUnit expectations may allocate and must not run in softirq context. All
+ * timers live in memory managed by the case and are shut down by
+ * twheel_kunit_exit(), also when a case aborts, since a timer must not
+ * outlive its memory and twheel cannot unload with timers pending.
+ *
+ * Lateness: twheel promises that a timer fires within one tick after its
+ * deadline plus the softirq latency of its hrtimer. Under QEMU TCG with
+ * KASAN and lockdep that latency is large (2000 timers over 3 s: 8..17 ms
+ * at worst on an idle 2-core host), so a fire is accepted up to one tick +
+ * TW_SLACK_NS (20 ms) late. A loaded host also deschedules vCPUs, for 80 ms
+ * and more, which no fixed allowance covers; so each case runs a monitor,
+ * a 1 ms periodic soft hrtimer on every CPU (the kind that drives the
+ * wheels), and a fire is also excused as late as the monitor was around
+ * it: twheel must not add more than a tick to what the kernel's own soft
+ * hrtimers suffer. That does not hide misfiling: a timer in the wrong slot
+ * above level 0 is at least 64 ticks late while the monitor is punctual,
+ * and the order checks of twheel_test_level_boundary_deadlines() catch one
+ * filed a tick off. Early is never accepted, not by a single nanosecond.
+ *
+ * The cases assume the default tick (tick_us=1000) or a shorter one.
+ */
+#include <kunit/test.h>
+
+#include <linux/completion.h>
+#include <linux/cpu.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/hrtimer.h>
+#include <linux/ktime.h>
+#include <linux/math64.h>
+#include <linux/module.h>
+#include <linux/prandom.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+
+#include "twheel.h"
+
+MODULE_IMPORT_NS(TWHEEL_KUNIT);
+
+/* KUNIT_CASE_SLOW() (attributes) came after 6.1: plain cases there. */
+#ifndef KUNIT_CASE_SLOW
+#define KUNIT_CASE_SLOW(test_name) KUNIT_CASE(test_name)
+#endif
+
+/* The wheel geometry of twheel.c: base-64 digits of the tick number. */
+#define TW_LVL_BITS	6
+#define TW_LVL_SIZE	64
+#define TW_LVL_DEPTH	8
+#define TW_DIGIT(x, n)	(((x) >> ((n) * TW_LVL_BITS)) & (TW_LVL_SIZE - 1))
+#define TW_GRAN(n)	(1ULL << ((n) * TW_LVL_BITS))
+
+/* Softirq latency allowed on top of one tick (QEMU TCG, debug kernel). */
+#define TW_SLACK_NS	(20 * NSEC_PER_MSEC)
+/* Process-context callbacks (TWHEEL_SLEEPABLE) wait for a worker, too. */
+#define TW_SLEEP_SLACK_NS	(100 * NSEC_PER_MSEC)
+
+/* How long to wait for a timer due in a few ticks before giving up. */
+#define TW_TIMEOUT_MS	2000
+
+/* Fires whose details a probe logs. */
+#define TW_LOG		8
+
+#define TW_RANDOM_TIMERS	2000
+#define TW_RANDOM_SPREAD_NS	(3ULL * NSEC_PER_SEC)
+
+struct tw_ctx;
+
+/**
+ * struct tw_probe - a timer that records its fires
+ * @timer:	the timer under test
+ * @ctx:	the case it belongs to
+ * @started:	completed by the first fire, when the callback begins
+ * @done:	completed by the callback when it is done with its job
+ * @go:		set by the case to let a waiting callback go on
+ * @sleepable:	the timer is %TWHEEL_SLEEPABLE: hold on by sleeping
+ * @rearm:	tw_gate_fn() re-arms the timer on its first fire
+ * @fires:	callbacks run so far
+ * @cpu:	CPU of the last callback
+ * @seq:	position of the last callback among all of the case's
+ * @ret:	what an API call made by the callback returned
+ * @want:	the fire after which @done completes (1 if zero)
+ * @deadline:	the deadline asked for, CLOCK_MONOTONIC ns
+ * @fire_ns:	ktime_get() when the last callback began
+ * @end_ns:	ktime_get() when the last callback was about to return
+ * @hold_ns:	how long the callback spins or sleeps
+ * @delay_ns:	delay for an arming done on another CPU (tw_mod_ipi())
+ * @fired:	twheel_fired_deadline() of the first TW_LOG fires
+ * @overruns:	twheel_overruns() of the first TW_LOG fires
+ * @left:	twheel_fires_left() of the first TW_LOG fires
+ * @rets:	return values of API calls made by the first TW_LOG fires
+ */
+struct tw_probe {
+	struct twheel_timer	timer;
+	struct tw_ctx		*ctx;
+	struct completion	started;
+	struct completion	done;
+	bool			go;
+	bool			sleepable;
+	bool			rearm;
+	atomic_t		fires;
+	int			cpu;
+	int			seq;
+	int			ret;
+	unsigned int		want;
+	u64			deadline;
+	u64			fire_ns;
+	u64			end_ns;
+	u64			hold_ns;
+	u64			delay_ns;
+	u64			fired[TW_LOG];
+	u32			overruns[TW_LOG];
+	u32			left[TW_LOG];
+	int			rets[TW_LOG];
+};
+
+/* A lean timer for the cases that arm thousands. */
+struct tw_mini {
+	struct twheel_timer	timer;
+	struct tw_ctx		*ctx;
+	u64			deadline;	/* the deadline asked for */
+	u64			due;		/* it, or the arming if later */
+	u64			fire_ns;
+	u32			fires;
+};
+
+#define TW_MAX_SETS	4
+
+/* The lateness monitor: a 1 ms soft hrtimer per CPU, 10 ms buckets. */
+#define TW_MON_PERIOD_NS	NSEC_PER_MSEC
+#define TW_MON_BUCKET_NS	(10 * NSEC_PER_MSEC)
+#define TW_MON_BUCKETS		2048
+
+/**
+ * struct tw_monitor - one CPU's lateness monitor
+ * @hrtimer:	periodic, pinned, soft: like a wheel's hrtimer
+ * @start:	CLOCK_MONOTONIC ns of bucket 0
+ * @late_us:	worst lateness of a fire, by bucket of the fire's time
+ */
+struct tw_monitor {
+	struct hrtimer	hrtimer;
+	u64		start;
+	u32		late_us[TW_MON_BUCKETS];
+};
+
+/**
+ * struct tw_ctx - per-case state, test->priv
+ * @test:	the case
+ * @seq:	callbacks run so far, for ordering
+ * @remaining:	tw_mini timers still to fire
+ * @all_done:	completed when @remaining reaches zero
+ * @sets:	probe arrays to shut down when the case ends
+ * @nr_sets:	entries in @sets
+ * @mini:	tw_mini array (kvcalloc'ed), shut down and freed at the end
+ * @nr_mini:	entries in @mini
+ * @early:	sum of every CPU's twheel_stats.early when the case began
+ * @offline_cpu: a CPU the case took offline, -1 if none
+ * @mon:	lateness monitors, indexed by CPU; NULL entries not running
+ */
+struct tw_ctx {
+	struct kunit		*test;
+	atomic_t		seq;
+	atomic_t		remaining;
+	struct completion	all_done;
+	struct {
+		struct tw_probe	*p;
+		unsigned int	n;
+	} sets[TW_MAX_SETS];
+	unsigned int		nr_sets;
+	struct tw_mini		*mini;
+	unsigned int		nr_mini;
+	u64			early;
+	int			offline_cpu;
+	struct tw_monitor	**mon;
+};
+
+/* ---- helpers ---- */
+
+static u64 tw_tick(void)
+{
+	return twheel_tick_ns();
+}
+
+/* The tick a ns deadline belongs to, as twheel files it. */
+static u64 tw_ns_to_tick(u64 ns)
+{
+	return div64_u64(ns + tw_tick() - 1, tw_tick());
+}
+
+/* The tick now, as the wheel clock counts it. */
+static u64 tw_now_tick(void)
+{
+	return div64_u64(ktime_get(), tw_tick());
+}
+
+static void tw_sleep_ms(unsigned int ms)
+{
+	usleep_range(ms * USEC_PER_MSEC, ms * USEC_PER_MSEC + 500);
+}
+
+/* Sleep until CLOCK_MONOTONIC has reached @ns. */
+static void tw_sleep_until(u64 ns)
+{
+	s64 left;
+
+	while ((left = ns - ktime_get()) > 0)
+		usleep_range(div_u64(left, NSEC_PER_USEC) + 1,
+			     div_u64(left, NSEC_PER_USEC) + 200);
+}
+
+static bool tw_wait(struct completion *c, unsigned int ms)
+{
+	return wait_for_completion_timeout(c, msecs_to_jiffies(ms));
+}
+
+static u64 tw_early_sum(void)
+{
+	struct twheel_stats st;
+	unsigned int cpu;
+	u64 sum = 0;
+
+	for_each_possible_cpu(cpu)
+		if (!twheel_cpu_stats(cpu, &st))
+			sum += st.early;
+	return sum;
+}
+
+static void tw_stats(struct kunit *test, unsigned int cpu,
+		     struct twheel_stats *st)
+{
+	KUNIT_ASSERT_EQ(test, twheel_cpu_stats(cpu, st), 0);
+}
+
+/* The CPU most cases use, and another online one or -1. */
+static unsigned int tw_home_cpu(void)
+{
+	return cpumask_first(cpu_online_mask);
+}
+
+static int tw_other_cpu(void)
+{
+	unsigned int cpu = cpumask_next(tw_home_cpu(), cpu_online_mask);
+
+	return cpu < nr_cpu_ids ? cpu : -1;
+}
+
+/*
+ * Wait until the wheel clock is at least @margin ticks before the next
+ * multiple of @gran; return the tick then. Cases use it to place deadlines
+ * just after a boundary without the clock crossing another one meanwhile.
+ */
+static u64 tw_clear_of(u64 gran, u64 margin)
+{
+	for (;;) {
+		u64 now = tw_now_tick();
+		u64 next = round_up(now + 1, gran);
+
+		if (next - now >= margin)
+			return now;
+		tw_sleep_until((next + 2) * tw_tick());
+	}
+}
+
+/* Record a fire of @p; returns its number, from 1. */
+static int tw_record(struct tw_probe *p)
+{
+	u64 now = ktime_get();
+	int n = atomic_read(&p->fires) + 1;
+
+	p->fire_ns = now;
+	/* Softirq, or a per-CPU worker: the callback stays on its CPU. */
+	p->cpu = raw_smp_processor_id();
+	p->seq = atomic_inc_return(&p->ctx->seq) - 1;
+	if (n <= TW_LOG) {
+		p->fired[n - 1] = twheel_fired_deadline(&p->timer);
+		p->overruns[n - 1] = twheel_overruns(&p->timer);
+		p->left[n - 1] = twheel_fires_left(&p->timer);
+	}
+	/* Published last: a case polling @fires then reads the rest. */
+	atomic_set_release(&p->fires, n);
+	if (n == 1)
+		complete(&p->started);
+	return n;
+}
+
+static void tw_finish(struct tw_probe *p, int n)
+{
+	p->end_ns = ktime_get();
+	if (n == max(p->want, 1U))
+		complete(&p->done);
+}
+
+/* Records the fire; the plain callback. */
+static void tw_probe_fn(struct twheel_timer *t)
+{
+	struct tw_probe *p = container_of(t, struct tw_probe, timer);
+
+	tw_finish(p, tw_record(p));
+}
+
+/* Spins for @hold_ns (softirq) or sleeps for it (TWHEEL_SLEEPABLE). */
+static void tw_hold_fn(struct twheel_timer *t)
+{
+	struct tw_probe *p = container_of(t, struct tw_probe, timer);
+	int n = tw_record(p);
+	u64 end = p->fire_ns + p->hold_ns;
+
+	if (p->sleepable)
+		tw_sleep_until(end);
+	else
+		while (ktime_get() < end)
+			cpu_relax();
+	tw_finish(p, n);
+}
+
+static void tw_pause(const struct tw_probe *p)
+{
+	if (p->sleepable)
+		usleep_range(500, 1000);
+	else
+		cpu_relax();
+}
+
+/*
+ * Holds on (spinning in softirq, sleeping if TWHEEL_SLEEPABLE) until the
+ * case sets @go, 2 s at most, then @hold_ns more; then, on its first fire,
+ * re-arms itself 1 ms later if @rearm. The case knows the callback is
+ * running from @started until it sets @go, whatever the scheduling.
+ */
+static void tw_gate_fn(struct twheel_timer *t)
+{
+	struct tw_probe *p = container_of(t, struct tw_probe, timer);
+	int n = tw_record(p);
+	u64 end = p->fire_ns + 2ULL * NSEC_PER_SEC;
+
+	while (!READ_ONCE(p->go) && ktime_get() < end)
+		tw_pause(p);
+	end = ktime_get() + p->hold_ns;
+	while (ktime_get() < end)
+		tw_pause(p);
+	if (p->rearm && n == 1)
+		p->rets[0] = twheel_mod(t, NSEC_PER_MSEC, TWHEEL_REL);
+	tw_finish(p, n);
+}
+
+/* Re-arms itself 2 ticks later until the @want-th fire. */
+static void tw_rearm_fn(struct twheel_timer *t)
+{
+	struct tw_probe *p = container_of(t, struct tw_probe, timer);
+	int n = tw_record(p);
+
+	if (n < p->want && n <= TW_LOG) {
+		p->deadline = ktime_get() + 2 * tw_tick();
+		p->rets[n - 1] = twheel_add(t, p->deadline, TWHEEL_ABS);
+	}
+	tw_finish(p, n);
+}
+
+/* Cancels itself on its first fire. */
+static void tw_self_cancel_fn(struct twheel_timer *t)
+{
+	struct tw_probe *p = container_of(t, struct tw_probe, timer);
+	int n = tw_record(p);
+
+	if (n == 1)
+		p->ret = twheel_cancel(t);
+	tw_finish(p, n);
+}
+
+/* Re-arms itself 10 ms later, then cancels itself. */
+static void tw_rearm_cancel_fn(struct twheel_timer *t)
+{
+	struct tw_probe *p = container_of(t, struct tw_probe, timer);
+	int n = tw_record(p);
+
+	if (n == 1) {
+		p->rets[0] = twheel_add(t, 10 * NSEC_PER_MSEC, TWHEEL_REL);
+		p->ret = twheel_cancel(t);
+	}
+	tw_finish(p, n);
+}
+
+/*
+ * TWHEEL_SLEEPABLE: waits for @go, gives twheel_shutdown_sync() 100 ms to
+ * mark the timer, then tries to re-arm itself.
+ */
+static void tw_shutdown_rearm_fn(struct twheel_timer *t)
+{
+	struct tw_probe *p = container_of(t, struct tw_probe, timer);
+	int n = tw_record(p);
+	u64 give_up = p->fire_ns + 2ULL * NSEC_PER_SEC;
+
+	while (!READ_ONCE(p->go) && ktime_get() < give_up)
+		tw_sleep_ms(1);
+	tw_sleep_ms(100);
+	p->ret = twheel_mod(t, 10 * NSEC_PER_MSEC, TWHEEL_REL);
+	tw_finish(p, n);
+}
+
+/* Re-arms @p from another CPU: smp_call_function_single() callback. */
+static void tw_mod_ipi(void *info)
+{
+	struct tw_probe *p = info;
+
+	p->deadline = ktime_get() + p->delay_ns;
+	p->ret = twheel_mod(&p->timer, p->deadline, TWHEEL_ABS);
+}
+
+static void tw_mini_fn(struct twheel_timer *t)
+{
+	struct tw_mini *m = container_of(t, struct tw_mini, timer);
+
+	m->fire_ns = ktime_get();
+	m->fires++;
+	if (atomic_dec_and_test(&m->ctx->remaining))
+		complete(&m->ctx->all_done);
+}
+
+/* @n probes with @fn and @flags, shut down by twheel_kunit_exit(). */
+static struct tw_probe *tw_probes(struct kunit *test, unsigned int n,
+				  twheel_fn_t fn, u32 flags)
+{
+	struct tw_ctx *ctx = test->priv;
+	struct tw_probe *p;
+	unsigned int i;
+
+	KUNIT_ASSERT_LT(test, ctx->nr_sets, TW_MAX_SETS);
+	p = kunit_kcalloc(test, n, sizeof(*p), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, p);
+	for (i = 0; i < n; i++) {
+		twheel_timer_init(&p[i].timer, fn, flags);
+		p[i].ctx = ctx;
+		p[i].sleepable = flags & TWHEEL_SLEEPABLE;
+		init_completion(&p[i].started);
+		init_completion(&p[i].done);
+	}
+	ctx->sets[ctx->nr_sets].p = p;
+	ctx->sets[ctx->nr_sets].n = n;
+	ctx->nr_sets++;
+	return p;
+}
+
+/* Arm @p on @cpu for the absolute deadline @ns. */
+static int tw_arm_on(struct tw_probe *p, u64 ns, unsigned int cpu)
+{
+	p->deadline = ns;
+	return twheel_add_on(&p->timer, ns, TWHEEL_ABS, cpu);
+}
+
+/* Arm @p on @cpu @ns from now. */
+static int tw_arm_in(struct tw_probe *p, u64 ns, unsigned int cpu)
+{
+	return tw_arm_on(p, ktime_get() + ns, cpu);
+}
+
+static enum hrtimer_restart tw_mon_fn(struct hrtimer *hrtimer)
+{
+	struct tw_monitor *mon = container_of(hrtimer, struct tw_monitor,
+					      hrtimer);
+	u64 now = ktime_get(), due = hrtimer_get_expires(hrtimer);
+	u64 b = div64_u64(now - mon->start, TW_MON_BUCKET_NS);
+	u32 late = div_u64(now - due, NSEC_PER_USEC);
+
+	/* Only this hrtimer writes @late_us; cases read it racily. */
+	if (now > due && b < TW_MON_BUCKETS && late > mon->late_us[b])
+		WRITE_ONCE(mon->late_us[b], late);
+	hrtimer_forward(hrtimer, now, TW_MON_PERIOD_NS);
+	return HRTIMER_RESTART;
+}
+
+/* Runs on the monitor's CPU: a pinned hrtimer is queued where started. */
+static void tw_mon_start(void *info)
+{
+	struct tw_monitor *mon = info;
+
+	hrtimer_start(&mon->hrtimer, ns_to_ktime(mon->start),
+		      HRTIMER_MODE_ABS_PINNED_SOFT);
+}
+
+static void tw_mon_start_all(struct tw_ctx *ctx)
+{
+	u64 start = ktime_get();
+	unsigned int cpu;
+
+	ctx->mon = kcalloc(nr_cpu_ids, sizeof(*ctx->mon), GFP_KERNEL);
+	if (!ctx->mon)
+		return;
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		struct tw_monitor *mon = kzalloc(sizeof(*mon), GFP_KERNEL);
+
+		if (!mon)
+			break;
+		mon->start = start;
+		hrtimer_init(&mon->hrtimer, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_ABS_PINNED_SOFT);
+		mon->hrtimer.function = tw_mon_fn;
+		ctx->mon[cpu] = mon;
+		smp_call_function_single(cpu, tw_mon_start, mon, 1);
+	}
+	cpus_read_unlock();
+}
+
+static void tw_mon_stop_all(struct tw_ctx *ctx)
+{
+	unsigned int cpu;
+
+	if (!ctx->mon)
+		return;
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		if (!ctx->mon[cpu])
+			continue;
+		hrtimer_cancel(&ctx->mon[cpu]->hrtimer);
+		kfree(ctx->mon[cpu]);
+	}
+	kfree(ctx->mon);
+	ctx->mon = NULL;
+}
+
+/*
+ * How late the monitors were, at worst, from @from until 10 ms after @to:
+ * a stall that held back a fire at @to also held back a monitor fire.
+ */
+static u64 tw_mon_late_ns(struct tw_ctx *ctx, u64 from, u64 to)
+{
+	u64 worst = 0, b, first, last;
+	unsigned int cpu;
+
+	if (!ctx->mon)
+		return 0;
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		struct tw_monitor *mon = ctx->mon[cpu];
+
+		if (!mon || to < mon->start)
+			continue;
+		first = from > mon->start ?
+			div64_u64(from - mon->start, TW_MON_BUCKET_NS) : 0;
+		last = div64_u64(to - mon->start, TW_MON_BUCKET_NS) + 1;
+		for (b = first; b <= last && b < TW_MON_BUCKETS; b++)
+			worst = max_t(u64, worst, READ_ONCE(mon->late_us[b]));
+	}
+	return worst * NSEC_PER_USEC;
+}
+
+/*
+ * The latest a timer due at @due may fire at @fire_ns: a tick, @slack and
+ * whatever the kernel's soft hrtimers suffered meanwhile.
+ */
+static u64 tw_late_bound(struct tw_ctx *ctx, u64 due, u64 fire_ns, u64 slack)
+{
+	return tw_tick() + slack + tw_mon_late_ns(ctx, due, fire_ns);
+}
+
+/* Never early, and late by at most tw_late_bound(). */
+static void tw_expect_timely(struct kunit *test, const struct tw_probe *p,
+			     u64 slack)
+{
+	s64 late = p->fire_ns - p->deadline;
+	u64 bound = tw_late_bound(p->ctx, p->deadline, p->fire_ns, slack);
+
+	KUNIT_EXPECT_GE_MSG(test, late, 0, "fired %lld ns early", -late);
+	KUNIT_EXPECT_LE_MSG(test, late, (s64)bound,
+			    "fired %lld ns late, more than %llu", late, bound);
+}
+
+/* twheel_cancel() until the callback is no longer running; returns it. */
+static int tw_cancel_idle(struct tw_probe *p)
+{
+	u64 give_up = ktime_get() + 2ULL * NSEC_PER_SEC;
+	int ret;
+
+	while ((ret = twheel_cancel(&p->timer)) == -EBUSY &&
+	       ktime_get() < give_up)
+		tw_sleep_ms(1);
+	return ret;
+}
+
+/* Poll a CPU's hrtimer_armed for up to @ms; true once it equals @want. */
+static bool tw_hrtimer_becomes(unsigned int cpu, bool want, unsigned int ms)
+{
+	u64 give_up = ktime_get() + (u64)ms * NSEC_PER_MSEC;
+	struct twheel_stats st;
+
+	for (;;) {
+		if (!twheel_cpu_stats(cpu, &st) && st.hrtimer_armed == want)
+			return true;
+		if (ktime_get() > give_up)
+			return false;
+		tw_sleep_ms(1);
+	}
+}
+
+/* ---- slot and level calculation: twheel_calc_idx() ---- */
+
+/*
+ * The slot by the design's definition: the level of the highest base-64
+ * digit in which @tick and @clk differ, the slot of @tick's digit there.
+ * Written digit by digit, independently of twheel.c's fls64() arithmetic.
+ */
+static unsigned int tw_ref_idx(u64 tick, u64 clk, u64 *event)
+{
+	unsigned int lvl = TW_LVL_DEPTH - 1;
+
+	while (lvl > 0 && TW_DIGIT(tick, lvl) == TW_DIGIT(clk, lvl))
+		lvl--;
+	*event = tick & ~(TW_GRAN(lvl) - 1);
+	return lvl * TW_LVL_SIZE + TW_DIGIT(tick, lvl);
+}
+
+static void tw_expect_idx(struct kunit *test, u64 tick, u64 clk,
+			  unsigned int lvl, unsigned int slot, u64 event)
+{
+	u64 got_event = ~0ULL;
+	unsigned int idx = twheel_calc_idx(tick, clk, &got_event);
+
+	KUNIT_EXPECT_EQ_MSG(test, idx / TW_LVL_SIZE, lvl,
+			    "level of tick %#llx at clk %#llx", tick, clk);
+	KUNIT_EXPECT_EQ_MSG(test, idx % TW_LVL_SIZE, slot,
+			    "slot of tick %#llx at clk %#llx", tick, clk);
+	KUNIT_EXPECT_EQ_MSG(test, got_event, event,
+			    "event of tick %#llx at clk %#llx", tick, clk);
+}
+
+static void twheel_test_calc_idx_same_tick(struct kunit *test)
+{
+	/* tick == clk: level 0, the clock's own slot, due at once. */
+	tw_expect_idx(test, 0, 0, 0, 0, 0);
+	tw_expect_idx(test, 0x12345, 0x12345, 0, 0x05, 0x12345);
+	tw_expect_idx(test, 0xfff, 0xfff, 0, 63, 0xfff);
+}
+
+static void twheel_test_calc_idx_level0(struct kunit *test)
+{
+	/*
+	 * clk = 0x1040 (digits ...1 01 00): ticks 0x1041..0x107f share every
+	 * digit but the last with clk, so they go to level 0, slot = digit 0:
+	 *
+	 *   level 0: [0 clk][1 +1] ... [63 last]
+	 */
+	tw_expect_idx(test, 0x1041, 0x1040, 0, 1, 0x1041);
+	tw_expect_idx(test, 0x1045, 0x1044, 0, 5, 0x1045);
+	tw_expect_idx(test, 0x107f, 0x1040, 0, 63, 0x107f);
+}
+
+static void twheel_test_calc_idx_block_boundary(struct kunit *test)
+{
+	/*
+	 * clk = 0x107f is level 0's last slot; tick = clk + 1 = 0x1080 starts
+	 * the next 64-tick block: digit 1 differs (2 vs 1), so level 1, slot 2,
+	 * cascaded when clk reaches 0x1080 itself.
+	 */
+	tw_expect_idx(test, 0x1080, 0x107f, 1, 2, 0x1080);
+	tw_expect_idx(test, 0x10bf, 0x107f, 1, 2, 0x1080);
+	/* Crossing a 4096 block: digit 2 differs, level 2, due at 0x2000. */
+	tw_expect_idx(test, 0x2000, 0x1fff, 2, 2, 0x2000);
+	tw_expect_idx(test, 0x2fff, 0x1fff, 2, 2, 0x2000);
+}
+
+static void twheel_test_calc_idx_level_bounds(struct kunit *test)
+{
+	unsigned int lvl;
+
+	/*
+	 * For each level n >= 1, clk = 0: the first slot in use is 1 (slot 0
+	 * is clk's own digit, never used above level 0: a tick there would
+	 * differ from clk only in lower digits), the last is 63, and the slot
+	 * is due at the start of its span:
+	 *
+	 *   level n: [0 clk][1 first] ... [63 last]
+	 */
+	for (lvl = 1; lvl < TW_LVL_DEPTH; lvl++) {
+		u64 gran = TW_GRAN(lvl);
+
+		/* First tick of the first slot: exactly 64^n. */
+		tw_expect_idx(test, gran, 0, lvl, 1, gran);
+		/* Last tick of the first slot. */
+		tw_expect_idx(test, 2 * gran - 1, 0, lvl, 1, gran);
+		/* One before 64^n is still a level below. */
+		tw_expect_idx(test, gran - 1, 0, lvl - 1, 63,
+			      (gran - 1) & ~(TW_GRAN(lvl - 1) - 1));
+		/* The last slot, and its last tick. */
+		tw_expect_idx(test, 63 * gran, 0, lvl, 63, 63 * gran);
+		tw_expect_idx(test, 64 * gran - 1, 0, lvl, 63, 63 * gran);
+	}
+}
+
+static void twheel_test_calc_idx_top_level(struct kunit *test)
+{
+	u64 tick, event;
+	unsigned int idx;
+
+	/*
+	 * The latest tick twheel accepts, KTIME_MAX at the smallest tick
+	 * (100 us), is below 64^8: it lands on level 7, never past the end.
+	 */
+	tick = div_u64(KTIME_MAX, 100 * NSEC_PER_USEC);
+	KUNIT_EXPECT_LT(test, tick, TW_GRAN(TW_LVL_DEPTH));
+	idx = twheel_calc_idx(tick, 0, &event);
+	KUNIT_EXPECT_EQ(test, idx / TW_LVL_SIZE, TW_LVL_DEPTH - 1);
+	KUNIT_EXPECT_EQ(test, idx % TW_LVL_SIZE, TW_DIGIT(tick, 7));
+	KUNIT_EXPECT_LE(test, event, tick);
+	/* KTIME_MAX at the loaded tick, seen from an uptime of an hour. */
+	tick = tw_ns_to_tick(KTIME_MAX);
+	idx = twheel_calc_idx(tick, tw_ns_to_tick(3600ULL * NSEC_PER_SEC),
+			      &event);
+	KUNIT_EXPECT_LT(test, idx, TW_LVL_DEPTH * TW_LVL_SIZE);
+	/* The very last slot of the wheel. */
+	tw_expect_idx(test, TW_GRAN(TW_LVL_DEPTH) - 1, 0, 7, 63,
+		      63 * TW_GRAN(7));
+}
+
+static void twheel_test_calc_idx_random(struct kunit *test)
+{
+	struct rnd_state rnd;
+	unsigned int i, bad = 0;
+	u64 seed = get_random_u64();
+
+	prandom_seed_state(&rnd, seed);
+	for (i = 0; i < 100000; i++) {
+		u64 clk = ((u64)prandom_u32_state(&rnd) << 32 |
+			   prandom_u32_state(&rnd)) & (TW_GRAN(7) * 16 - 1);
+		u64 delta = (u64)prandom_u32_state(&rnd) << 32 |
+			    prandom_u32_state(&rnd);
+		u64 tick, ev, ref_ev;
+		unsigned int idx, ref, lvl;
+
+		/* Delays of every magnitude, from 0 to 2^44 ticks. */
+		delta &= (1ULL << (prandom_u32_state(&rnd) % 45)) - 1;
+		tick = clk + delta;
+		idx = twheel_calc_idx(tick, clk, &ev);
+		ref = tw_ref_idx(tick, clk, &ref_ev);
+		lvl = idx / TW_LVL_SIZE;
+		/* Above level 0 the slot lies after clk's digit and is due later. */
+		if (idx != ref || ev != ref_ev || ev > tick ||
+		    (lvl && (TW_DIGIT(tick, lvl) <= TW_DIGIT(clk, lvl) ||
+			     ev <= clk))) {
+			if (!bad++)
+				KUNIT_FAIL(test,
+					   "tick %#llx clk %#llx: idx %u event %#llx, want %u %#llx",
+					   tick, clk, idx, ev, ref, ref_ev);
+		}
+	}
+	KUNIT_EXPECT_EQ_MSG(test, bad, 0, "seed %#llx", seed);
+}
+
+/* ---- firing ---- */
+
+static void twheel_test_cascade(struct kunit *test)
+{
+	unsigned int cpu = tw_home_cpu(), i;
+	struct twheel_stats before, armed, after;
+	struct tw_probe *p;
+	u64 now, b64, b;
+	u64 ticks[4];
+
+	/*
+	 * With clk = now, a 64 boundary b64 and the next 4096 boundary b:
+	 *
+	 *   p0: b64 + 5         level 1 -> level 0 at b64            (1 cascade)
+	 *   p1: b               level 2 -> level 0 at b              (1)
+	 *   p2: b + 1           level 2 -> level 0 at b              (1)
+	 *   p3: b + 3 * 64 + 7  level 2 -> level 1 at b -> 0 at b+192 (2)
+	 */
+	now = tw_clear_of(4096, 300);
+	b64 = round_up(now + 30, 64);
+	b = round_up(now + 1, 4096);
+	ticks[0] = b64 + 5;
+	ticks[1] = b;
+	ticks[2] = b + 1;
+	ticks[3] = b + 3 * 64 + 7;
+
+	p = tw_probes(test, 4, tw_probe_fn, TWHEEL_PINNED);
+	tw_stats(test, cpu, &before);
+	for (i = 0; i < 4; i++)
+		KUNIT_ASSERT_EQ(test, tw_arm_on(&p[i], ticks[i] * tw_tick(), cpu), 0);
+	tw_stats(test, cpu, &armed);
+	KUNIT_EXPECT_EQ(test, armed.level_pending[1] - before.level_pending[1], 1);
+	KUNIT_EXPECT_EQ(test, armed.level_pending[2] - before.level_pending[2], 3);
+
+	for (i = 0; i < 4; i++) {
+		KUNIT_ASSERT_TRUE_MSG(test, tw_wait(&p[i].done, 6000),
+				      "timer %u did not fire", i);
+		tw_expect_timely(test, &p[i], TW_SLACK_NS);
+		KUNIT_EXPECT_EQ(test, p[i].seq, i);
+		KUNIT_EXPECT_EQ(test, p[i].cpu, cpu);
+	}
+	tw_stats(test, cpu, &after);
+	KUNIT_EXPECT_GE(test, after.cascaded - before.cascaded, 5);
+	for (i = 0; i < TWHEEL_STATS_LEVELS; i++)
+		KUNIT_EXPECT_EQ(test, after.level_pending[i],
+				before.level_pending[i]);
+}
+
+static void twheel_test_level_boundary_deadlines(struct kunit *test)
+{
+	unsigned int cpu = tw_home_cpu(), i;
+	struct tw_probe *p;
+	u64 t = tw_tick(), b;
+	u64 ns[7];
+	/* Arming order is scrambled; the firing order is by tick, then FIFO. */
+	static const unsigned int order[7] = { 4, 2, 3, 1, 6, 0, 5 };
+
+	/*
+	 * b is a 64-tick boundary: level 0 wraps from slot 63 to slot 0
+	 * there, and deadlines in the block after it start on level 1.
+	 *
+	 *   ns[0] = (b - 1) t      last slot of the current block
+	 *   ns[1] = b t - 1        rounds up to tick b
+	 *   ns[2] = b t            exactly tick b, armed after ns[1]
+	 *   ns[3] = b t + 1        rounds up to tick b + 1
+	 *   ns[4] = (b + 2) t
+	 *   ns[5] = (b + 63) t     last slot of the next block
+	 *   ns[6] = (b + 64) t     first slot of the block after
+	 */
+	b = round_up(tw_clear_of(64, 20) + 1, 64);
+	ns[0] = (b - 1) * t;
+	ns[1] = b * t - 1;
+	ns[2] = b * t;
+	ns[3] = b * t + 1;
+	ns[4] = (b + 2) * t;
+	ns[5] = (b + 63) * t;
+	ns[6] = (b + 64) * t;
+
+	p = tw_probes(test, 7, tw_probe_fn, TWHEEL_PINNED);
+	/* ns[1] before ns[2]: the same tick fires in arming order. */
+	KUNIT_ASSERT_EQ(test, tw_arm_on(&p[1], ns[1], cpu), 0);
+	for (i = 0; i < 7; i++)
+		if (order[i] != 1)
+			KUNIT_ASSERT_EQ(test, tw_arm_on(&p[order[i]],
+							ns[order[i]], cpu), 0);
+	for (i = 0; i < 7; i++) {
+		KUNIT_ASSERT_TRUE_MSG(test, tw_wait(&p[i].done, TW_TIMEOUT_MS),
+				      "timer %u did not fire", i);
+		tw_expect_timely(test, &p[i], TW_SLACK_NS);
+		KUNIT_EXPECT_EQ_MSG(test, p[i].seq, i, "timer %u", i);
+		/* Ticks: fired at or after the tick's start, never before. */
+		KUNIT_EXPECT_GE(test, p[i].fire_ns, tw_ns_to_tick(ns[i]) * t);
+	}
+}
+
+static void twheel_test_random_delays(struct kunit *test)
+{
+	struct tw_ctx *ctx = test->priv;
+	unsigned int n = TW_RANDOM_TIMERS, i, cpus = 0, early = 0, late = 0;
+	unsigned int *online, cpu;
+	unsigned int worst_i = 0;
+	s64 worst = 0;
+	struct rnd_state rnd;
+	u64 t = tw_tick(), seed = get_random_u64(), early_before, start, armed;
+	u64 bound;
+
+	online = kunit_kcalloc(test, nr_cpu_ids, sizeof(*online), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, online);
+	for_each_online_cpu(cpu)
+		online[cpus++] = cpu;
+	ctx->mini = kvcalloc(n, sizeof(*ctx->mini), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ctx->mini);
+	ctx->nr_mini = n;
+	atomic_set(&ctx->remaining, n);
+	prandom_seed_state(&rnd, seed);
+	kunit_info(test, "seed %#llx, %u timers on %u CPUs\n", seed, n, cpus);
+	early_before = tw_early_sum();
+	start = ktime_get();
+
+	for (i = 0; i < n; i++) {
+		struct tw_mini *m = ctx->mini + i;
+		u32 r = prandom_u32_state(&rnd);
+		u64 now = ktime_get(), now_tick = div64_u64(now, t);
+		enum twheel_mode mode = TWHEEL_ABS;
+		s64 arg;
+		int ret;
+
+		/*
+		 * Let the timers armed so far fire meanwhile: a busy case
+		 * thread delays ksoftirqd on its CPU by a scheduler slice.
+		 */
+		if (i && !(i % 64))
+			usleep_range(500, 1000);
+		twheel_timer_init(&m->timer, tw_mini_fn, 0);
+		m->ctx = ctx;
+		switch (i % 8) {
+		case 0:	/* ns-random delay, relative */
+			arg = div_u64((u64)r * TW_RANDOM_SPREAD_NS, U32_MAX);
+			m->deadline = now + arg;
+			mode = TWHEEL_REL;
+			break;
+		case 1:	/* ns-random deadline, absolute */
+			m->deadline = now + div_u64((u64)r * TW_RANDOM_SPREAD_NS,
+						    U32_MAX);
+			break;
+		case 2:	/* on a multiple of 64 ticks */
+			m->deadline = (round_up(now_tick + 1, 64) +
+				       64 * (r % 40)) * t;
+			break;
+		case 3:	/* one ns either side of a multiple of 64 ticks */
+			m->deadline = (round_up(now_tick + 1, 64) +
+				       64 * (r % 40)) * t + (r & 1 ? 1 : -1);
+			break;
+		case 4:	/* a relative delay of 64 k ticks */
+			arg = 64 * (1 + r % 40) * t;
+			m->deadline = now + arg;
+			mode = TWHEEL_REL;
+			break;
+		case 5:	/* the next multiple of 4096 ticks, and +- 1 ns */
+			m->deadline = round_up(now_tick + 1, 4096) * t +
+				      (s64)(r % 3) - 1;
+			break;
+		case 6:	/* 0..3 ticks, relative */
+			arg = r % (3 * t + 1);
+			m->deadline = now + arg;
+			mode = TWHEEL_REL;
+			break;
+		default: /* up to 10 ms in the past: fires at once */
+			m->deadline = now - min_t(u64, now, r % (10 * NSEC_PER_MSEC));
+			break;
+		}
+		if (mode == TWHEEL_ABS)
+			arg = m->deadline;
+		/* A REL deadline is counted from twheel's own ktime_get(). */
+		m->due = max_t(u64, m->deadline, ktime_get());
+		if (i % (cpus + 1) == cpus)
+			ret = twheel_add(&m->timer, arg, mode);
+		else
+			ret = twheel_add_on(&m->timer, arg, mode,
+					    online[i % (cpus + 1)]);
+		if (ret) {
+			KUNIT_FAIL(test, "timer %u: add returned %d", i, ret);
+			if (atomic_dec_and_test(&ctx->remaining))
+				complete(&ctx->all_done);
+		}
+	}
+	armed = ktime_get();
+
+	KUNIT_ASSERT_TRUE_MSG(test,
+			      tw_wait(&ctx->all_done, 4200 + 3000 + 10000),
+			      "%d timers did not fire",
+			      atomic_read(&ctx->remaining));
+	for (i = 0; i < n; i++) {
+		struct tw_mini *m = ctx->mini + i;
+		s64 d = m->fire_ns - m->deadline;
+
+		if (m->fires != 1 && m->fires)
+			KUNIT_FAIL(test, "timer %u fired %u times", i, m->fires);
+		if (!m->fires)
+			continue;
+		if (d < 0 && !early++)
+			KUNIT_FAIL(test, "timer %u (kind %u) fired %lld ns early",
+				   i, i % 8, -d);
+		d = m->fire_ns - m->due;
+		if (d > worst) {
+			worst = d;
+			worst_i = i;
+		}
+		bound = tw_late_bound(ctx, m->due, m->fire_ns, TW_SLACK_NS);
+		if (d > (s64)bound && !late++)
+			KUNIT_FAIL(test, "timer %u (kind %u) fired %lld ns late, more than %llu",
+				   i, i % 8, d, bound);
+	}
+	KUNIT_EXPECT_EQ(test, early, 0);
+	KUNIT_EXPECT_EQ(test, late, 0);
+	KUNIT_EXPECT_EQ(test, tw_early_sum(), early_before);
+	kunit_info(test, "armed in %llu us; worst lateness %lld us (timer %u, kind %u, due at +%lld us); soft hrtimers then: %llu us\n",
+		   div_u64(armed - start, NSEC_PER_USEC), div_s64(worst, 1000),
+		   worst_i, worst_i % 8,
+		   div_s64(ctx->mini[worst_i].due - start, 1000),
+		   div_u64(tw_mon_late_ns(ctx, ctx->mini[worst_i].due,
+					  ctx->mini[worst_i].fire_ns),
+			   NSEC_PER_USEC));
+}
+
+static void twheel_test_fifo_equal_deadlines(struct kunit *test)
+{
+	unsigned int cpu = tw_home_cpu(), i;
+	struct tw_probe *p;
+	u64 t = tw_tick(), now, b, d;
+
+	/*
+	 * Six timers for the same tick d = b + 3 * 64 + 40 (b a 4096
+	 * boundary), armed as the clock approaches, so they start on three
+	 * levels and meet in one level 0 slot:
+	 *
+	 *   now:      p0 (d t), p1 (d t - t/2, same tick): level 2
+	 *             p3 armed for d + 1000 (level 2)
+	 *   b:        p0 p1 cascade to level 1, slot 3
+	 *             p2 (d t): level 1, slot 3 -> [p0 p1 p2]
+	 *             p3 re-armed for d t by twheel_mod -> [p0 p1 p2 p3]
+	 *   b + 192:  level 1 slot 3 cascades to level 0, slot 40
+	 *             p4 (d t), p5 (d t - t + 1): level 0
+	 *                                      -> [p0 p1 p2 p3 p4 p5]
+	 */
+	now = tw_clear_of(4096, 300);
+	b = round_up(now + 1, 4096);
+	d = b + 3 * 64 + 40;
+	p = tw_probes(test, 6, tw_probe_fn, TWHEEL_PINNED);
+
+	KUNIT_ASSERT_EQ(test, tw_arm_on(&p[0], d * t, cpu), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_on(&p[1], d * t - t / 2, cpu), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_on(&p[3], (d + 1000) * t, cpu), 0);
+
+	tw_sleep_until(b * t + 5 * NSEC_PER_MSEC);
+	KUNIT_ASSERT_EQ(test, tw_arm_on(&p[2], d * t, cpu), 0);
+	p[3].deadline = d * t;
+	KUNIT_EXPECT_EQ(test, twheel_mod(&p[3].timer, d * t, TWHEEL_ABS), 1);
+
+	tw_sleep_until((b + 192) * t + 5 * NSEC_PER_MSEC);
+	KUNIT_ASSERT_EQ(test, tw_arm_on(&p[4], d * t, cpu), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_on(&p[5], d * t - t + 1, cpu), 0);
+
+	for (i = 0; i < 6; i++) {
+		KUNIT_ASSERT_TRUE_MSG(test, tw_wait(&p[i].done, TW_TIMEOUT_MS),
+				      "timer %u did not fire", i);
+		KUNIT_EXPECT_EQ_MSG(test, p[i].seq, i, "timer %u", i);
+		tw_expect_timely(test, &p[i], TW_SLACK_NS);
+	}
+}
+
+/* ---- cancel ---- */
+
+static void twheel_test_cancel_before_fire(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 1, tw_probe_fn, 0);
+
+	/* pending -> cancelled: 1, and the callback never runs. */
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, 20 * NSEC_PER_MSEC, tw_home_cpu()), 0);
+	KUNIT_EXPECT_TRUE(test, twheel_pending(&p->timer));
+	KUNIT_EXPECT_EQ(test, twheel_cancel(&p->timer), 1);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p->timer));
+	/* A second cancel finds nothing. */
+	KUNIT_EXPECT_EQ(test, twheel_cancel(&p->timer), 0);
+	tw_sleep_ms(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), 0);
+}
+
+static void twheel_test_cancel_while_running(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 1, tw_gate_fn, TWHEEL_SLEEPABLE);
+
+	/*
+	 * A sleepable callback holds on until we let it go: cancelling it
+	 * meanwhile reports -EBUSY (not pending, running), and does not wait.
+	 */
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, 5 * NSEC_PER_MSEC, tw_home_cpu()), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p->started, TW_TIMEOUT_MS));
+	KUNIT_EXPECT_EQ(test, twheel_cancel(&p->timer), -EBUSY);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p->timer));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(p->end_ns), 0);
+	WRITE_ONCE(p->go, true);
+	KUNIT_EXPECT_EQ(test, twheel_cancel_sync(&p->timer), 0);
+	KUNIT_EXPECT_NE(test, p->end_ns, 0);
+}
+
+static void twheel_test_cancel_after_fire(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 1, tw_probe_fn, 0);
+
+	/* fired and returned -> cancel: 0, nothing was pending. */
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, 5 * NSEC_PER_MSEC, tw_home_cpu()), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p->done, TW_TIMEOUT_MS));
+	KUNIT_EXPECT_EQ(test, tw_cancel_idle(p), 0);
+	KUNIT_EXPECT_EQ(test, twheel_cancel_sync(&p->timer), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), 1);
+}
+
+/*
+ * CPU0 (case)                       CPU1 (twheel)
+ * ----                              ----
+ *                                   callback starts, holds on
+ * twheel_cancel()  -> -EBUSY
+ * go = true                         sees go, holds on 50 ms more
+ * twheel_cancel_sync()
+ *   waits ...                       callback ends (end_ns)
+ *   returns 0, after end_ns
+ */
+static void tw_cancel_sync_running(struct kunit *test, u32 flags, int cpu)
+{
+	struct tw_probe *p = tw_probes(test, 1, tw_gate_fn, flags);
+	u64 returned;
+
+	p->hold_ns = 50 * NSEC_PER_MSEC;
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, 5 * NSEC_PER_MSEC, cpu), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p->started, TW_TIMEOUT_MS));
+	KUNIT_EXPECT_EQ(test, twheel_cancel(&p->timer), -EBUSY);
+	WRITE_ONCE(p->go, true);
+	KUNIT_EXPECT_EQ(test, twheel_cancel_sync(&p->timer), 0);
+	returned = ktime_get();
+	KUNIT_EXPECT_NE_MSG(test, READ_ONCE(p->end_ns), 0,
+			    "cancel_sync returned while the callback ran");
+	KUNIT_EXPECT_LE(test, READ_ONCE(p->end_ns), returned);
+	KUNIT_EXPECT_EQ(test, p->cpu, cpu);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p->timer));
+}
+
+static void twheel_test_cancel_sync_softirq(struct kunit *test)
+{
+	int cpu = tw_other_cpu();
+
+	/* The callback spins in softirq: it must not spin on our CPU. */
+	if (cpu < 0)
+		kunit_skip(test, "needs two online CPUs");
+	tw_cancel_sync_running(test, 0, cpu);
+}
+
+static void twheel_test_cancel_sync_sleepable(struct kunit *test)
+{
+	int cpu = tw_other_cpu();
+
+	tw_cancel_sync_running(test, TWHEEL_SLEEPABLE,
+			       cpu < 0 ? tw_home_cpu() : cpu);
+}
+
+static void twheel_test_cancel_sync_rearming(struct kunit *test)
+{
+	int cpu = tw_other_cpu();
+	struct tw_probe *p;
+	unsigned int fires;
+
+	/*
+	 * The callback spins until we let it go and 50 ms more, then re-arms
+	 * itself for 1 ms later, while twheel_cancel_sync() waits for it: on
+	 * return the timer is neither running nor pending, and it never
+	 * fires again.
+	 */
+	if (cpu < 0)
+		kunit_skip(test, "needs two online CPUs");
+	p = tw_probes(test, 1, tw_gate_fn, 0);
+	p->hold_ns = 50 * NSEC_PER_MSEC;
+	p->rearm = true;
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, 5 * NSEC_PER_MSEC, cpu), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p->started, TW_TIMEOUT_MS));
+	WRITE_ONCE(p->go, true);
+	KUNIT_EXPECT_GE(test, twheel_cancel_sync(&p->timer), 0);
+	KUNIT_EXPECT_NE(test, READ_ONCE(p->end_ns), 0);
+	KUNIT_EXPECT_EQ(test, p->rets[0], 0);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p->timer));
+	fires = atomic_read(&p->fires);
+	tw_sleep_ms(30);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), fires);
+}
+
+/* ---- from the callback ---- */
+
+static void twheel_test_self_rearm(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 1, tw_rearm_fn, 0);
+	unsigned int i;
+
+	/* fire 1 -> add(+2 ticks) -> fire 2 -> add -> fire 3, stop. */
+	p->want = 3;
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, 5 * NSEC_PER_MSEC, tw_home_cpu()), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p->done, TW_TIMEOUT_MS));
+	for (i = 0; i < 2; i++)
+		KUNIT_EXPECT_EQ_MSG(test, p->rets[i], 0, "re-arm %u", i);
+	/* The last deadline is the one the last re-arm asked for. */
+	KUNIT_EXPECT_GE(test, p->fire_ns, p->deadline);
+	KUNIT_EXPECT_EQ(test, tw_cancel_idle(p), 0);
+	tw_sleep_ms(20);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), 3);
+}
+
+static void twheel_test_self_cancel_periodic(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 1, tw_self_cancel_fn, 0);
+
+	/*
+	 * A periodic timer is pending again while its callback runs; the
+	 * callback cancelling itself gets -EBUSY (it is running) and removes
+	 * that next fire.
+	 */
+	KUNIT_ASSERT_EQ(test, twheel_set_period(&p->timer, 5 * NSEC_PER_MSEC,
+						TWHEEL_FOREVER), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, 5 * NSEC_PER_MSEC, tw_home_cpu()), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p->done, TW_TIMEOUT_MS));
+	KUNIT_EXPECT_EQ(test, p->ret, -EBUSY);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p->timer));
+	tw_sleep_ms(30);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), 1);
+}
+
+static void twheel_test_self_rearm_then_cancel(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 1, tw_rearm_cancel_fn, 0);
+
+	/* One-shot: the callback re-arms (0), then cancels (-EBUSY) itself. */
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, 5 * NSEC_PER_MSEC, tw_home_cpu()), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p->done, TW_TIMEOUT_MS));
+	KUNIT_EXPECT_EQ(test, p->rets[0], 0);
+	KUNIT_EXPECT_EQ(test, p->ret, -EBUSY);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p->timer));
+	tw_sleep_ms(40);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), 1);
+}
+
+/* ---- periodic ---- */
+
+/* Each fire delivers the previous deadline + (1 + overruns) periods. */
+static void tw_expect_no_drift(struct kunit *test, const struct tw_probe *p,
+			       unsigned int n, u64 period)
+{
+	unsigned int i;
+
+	KUNIT_EXPECT_EQ(test, p->fired[0] - p->overruns[0] * period,
+			p->deadline);
+	for (i = 1; i < min_t(unsigned int, n, TW_LOG); i++)
+		KUNIT_EXPECT_EQ_MSG(test, p->fired[i] - p->fired[i - 1],
+				    (1 + p->overruns[i]) * period,
+				    "fire %u", i);
+}
+
+static void twheel_test_periodic_count(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 1, tw_probe_fn, 0);
+	u64 period = 10 * NSEC_PER_MSEC;
+	unsigned int i;
+
+	/* count 5: exactly 5 callbacks, left reads 4, 3, 2, 1, 0. */
+	p->want = 5;
+	KUNIT_ASSERT_EQ(test, twheel_set_period(&p->timer, period, 5), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, period, tw_home_cpu()), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p->done, TW_TIMEOUT_MS));
+	tw_sleep_ms(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), 5);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p->timer));
+	for (i = 0; i < 5; i++)
+		KUNIT_EXPECT_EQ(test, p->left[i], 4 - i);
+	tw_expect_no_drift(test, p, 5, period);
+}
+
+static void twheel_test_periodic_forever(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 1, tw_probe_fn, 0);
+	u64 period = 5 * NSEC_PER_MSEC;
+	unsigned int i, fires;
+
+	/* TWHEEL_FOREVER: fires until cancelled, pending between fires. */
+	p->want = 6;
+	KUNIT_ASSERT_EQ(test, twheel_set_period(&p->timer, period,
+						TWHEEL_FOREVER), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, period, tw_home_cpu()), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p->done, TW_TIMEOUT_MS));
+	KUNIT_EXPECT_EQ(test, twheel_cancel_sync(&p->timer), 1);
+	fires = atomic_read(&p->fires);
+	KUNIT_EXPECT_GE(test, fires, 6);
+	for (i = 0; i < 6; i++)
+		KUNIT_EXPECT_EQ(test, p->left[i], TWHEEL_FOREVER);
+	tw_expect_no_drift(test, p, 6, period);
+	tw_sleep_ms(30);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), fires);
+}
+
+static void twheel_test_periodic_overruns(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 1, tw_hold_fn, TWHEEL_SLEEPABLE);
+	u64 period = 10 * NSEC_PER_MSEC;
+	unsigned int i;
+
+	/*
+	 * period 10 ms, count 3, the callback sleeps 35 ms: the second fire
+	 * comes at least 25 ms after its deadline, delivers the latest
+	 * deadline passed and counts >= 2 overruns. Overruns do not use up
+	 * the count: still exactly 3 callbacks.
+	 *
+	 *   d0      d0+10   d0+20   d0+30   d0+35
+	 *   fire 1 ....sleeping.............| fire 2 delivers d0+30
+	 */
+	p->want = 3;
+	p->hold_ns = 35 * NSEC_PER_MSEC;
+	KUNIT_ASSERT_EQ(test, twheel_set_period(&p->timer, period, 3), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, period, tw_home_cpu()), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p->done, TW_TIMEOUT_MS));
+	tw_sleep_ms(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), 3);
+	KUNIT_EXPECT_GE(test, p->overruns[1], 2);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, p->left[i], 2 - i);
+	tw_expect_no_drift(test, p, 3, period);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p->timer));
+}
+
+static void twheel_test_set_period_invalid(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 1, tw_probe_fn, 0);
+
+	KUNIT_EXPECT_EQ(test, twheel_set_period(&p->timer, tw_tick() - 1, 1),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, twheel_set_period(&p->timer, tw_tick(), 0),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, twheel_set_period(&p->timer, tw_tick(), 1), 0);
+	/* Back to one-shot: the count is ignored. */
+	KUNIT_EXPECT_EQ(test, twheel_set_period(&p->timer, 0, 0), 0);
+}
+
+/* ---- modify ---- */
+
+static void twheel_test_mod_idle(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 1, tw_probe_fn, 0);
+
+	/* not pending -> mod arms it and returns 0 */
+	p->deadline = ktime_get() + 10 * NSEC_PER_MSEC;
+	KUNIT_EXPECT_EQ(test, twheel_mod(&p->timer, p->deadline, TWHEEL_ABS), 0);
+	KUNIT_EXPECT_TRUE(test, twheel_pending(&p->timer));
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p->done, TW_TIMEOUT_MS));
+	tw_expect_timely(test, p, TW_SLACK_NS);
+}
+
+static void twheel_test_mod_pending(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 2, tw_probe_fn, 0);
+	u64 now = ktime_get();
+
+	/*
+	 * p0: 500 ms -> mod to 20 ms (earlier), p1: 20 ms -> mod to 60 ms
+	 * (later); each returns 1 and fires once, at its new deadline.
+	 */
+	KUNIT_ASSERT_EQ(test, tw_arm_on(&p[0], now + 500 * NSEC_PER_MSEC,
+					tw_home_cpu()), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_on(&p[1], now + 20 * NSEC_PER_MSEC,
+					tw_home_cpu()), 0);
+	p[0].deadline = now + 20 * NSEC_PER_MSEC;
+	p[1].deadline = now + 60 * NSEC_PER_MSEC;
+	KUNIT_EXPECT_EQ(test, twheel_mod(&p[0].timer, p[0].deadline,
+					 TWHEEL_ABS), 1);
+	KUNIT_EXPECT_EQ(test, twheel_mod(&p[1].timer, p[1].deadline,
+					 TWHEEL_ABS), 1);
+	KUNIT_EXPECT_EQ(test, twheel_expires(&p[1].timer), p[1].deadline);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p[0].done, TW_TIMEOUT_MS));
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p[1].done, TW_TIMEOUT_MS));
+	tw_expect_timely(test, &p[0], TW_SLACK_NS);
+	tw_expect_timely(test, &p[1], TW_SLACK_NS);
+	KUNIT_EXPECT_EQ(test, p[0].seq, 0);
+	tw_sleep_ms(20);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p[1].fires), 1);
+}
+
+static void twheel_test_reduce_only_earlier(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 2, tw_probe_fn, 0);
+	u64 now = ktime_get(), far = now + 300 * NSEC_PER_MSEC;
+
+	/* pending at 300 ms: reduce to 600 ms leaves it, to 30 ms moves it */
+	KUNIT_ASSERT_EQ(test, tw_arm_on(&p[0], far, tw_home_cpu()), 0);
+	KUNIT_EXPECT_EQ(test, twheel_reduce(&p[0].timer,
+					    now + 600 * NSEC_PER_MSEC,
+					    TWHEEL_ABS), 1);
+	KUNIT_EXPECT_EQ(test, twheel_expires(&p[0].timer), far);
+	/* Equal is not earlier either. */
+	KUNIT_EXPECT_EQ(test, twheel_reduce(&p[0].timer, far, TWHEEL_ABS), 1);
+	KUNIT_EXPECT_EQ(test, twheel_expires(&p[0].timer), far);
+	p[0].deadline = now + 30 * NSEC_PER_MSEC;
+	KUNIT_EXPECT_EQ(test, twheel_reduce(&p[0].timer, p[0].deadline,
+					    TWHEEL_ABS), 1);
+	KUNIT_EXPECT_EQ(test, twheel_expires(&p[0].timer), p[0].deadline);
+	/* not pending: reduce arms it, returns 0 */
+	p[1].deadline = now + 30 * NSEC_PER_MSEC;
+	KUNIT_EXPECT_EQ(test, twheel_reduce(&p[1].timer, p[1].deadline,
+					    TWHEEL_ABS), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p[0].done, TW_TIMEOUT_MS));
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p[1].done, TW_TIMEOUT_MS));
+	tw_expect_timely(test, &p[0], TW_SLACK_NS);
+	tw_expect_timely(test, &p[1], TW_SLACK_NS);
+}
+
+/* ---- shutdown, errors ---- */
+
+static void twheel_test_shutdown(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 1, tw_probe_fn, 0);
+	u64 ms = NSEC_PER_MSEC;
+
+	/* pending -> shutdown_sync: 1; then every arming: -ESHUTDOWN */
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, 100 * ms, tw_home_cpu()), 0);
+	KUNIT_EXPECT_EQ(test, twheel_shutdown_sync(&p->timer), 1);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p->timer));
+	KUNIT_EXPECT_EQ(test, twheel_add(&p->timer, ms, TWHEEL_REL), -ESHUTDOWN);
+	KUNIT_EXPECT_EQ(test, twheel_add_on(&p->timer, ms, TWHEEL_REL,
+					    tw_home_cpu()), -ESHUTDOWN);
+	KUNIT_EXPECT_EQ(test, twheel_mod(&p->timer, ms, TWHEEL_REL), -ESHUTDOWN);
+	KUNIT_EXPECT_EQ(test, twheel_reduce(&p->timer, ms, TWHEEL_REL),
+			-ESHUTDOWN);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p->timer));
+	KUNIT_EXPECT_EQ(test, twheel_shutdown_sync(&p->timer), 0);
+	/* Re-initialized, it works again. */
+	twheel_timer_init(&p->timer, tw_probe_fn, 0);
+	KUNIT_EXPECT_EQ(test, twheel_add(&p->timer, 100 * ms, TWHEEL_REL), 0);
+	KUNIT_EXPECT_EQ(test, twheel_cancel_sync(&p->timer), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), 0);
+}
+
+static void twheel_test_shutdown_refuses_callback_rearm(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 1, tw_shutdown_rearm_fn,
+				       TWHEEL_SLEEPABLE);
+
+	/*
+	 * case                         callback (process context)
+	 * arm 5 ms                     starts, waits for p->go
+	 * p->go = true
+	 * shutdown_sync() waits ...    100 ms later: twheel_mod(self)
+	 *                              -> -ESHUTDOWN, returns
+	 * ... returns 0
+	 */
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, 5 * NSEC_PER_MSEC, tw_home_cpu()), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p->started, TW_TIMEOUT_MS));
+	WRITE_ONCE(p->go, true);
+	KUNIT_EXPECT_EQ(test, twheel_shutdown_sync(&p->timer), 0);
+	KUNIT_EXPECT_NE(test, READ_ONCE(p->end_ns), 0);
+	KUNIT_EXPECT_EQ(test, p->ret, -ESHUTDOWN);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p->timer));
+	tw_sleep_ms(30);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), 1);
+}
+
+static void twheel_test_erange(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 2, tw_probe_fn, TWHEEL_PINNED);
+	unsigned int cpu = tw_home_cpu();
+	struct twheel_stats before, armed;
+	unsigned int lvl;
+	u64 far, ev;
+
+	/* now + KTIME_MAX is past KTIME_MAX: refused, nothing armed. */
+	KUNIT_EXPECT_EQ(test, twheel_add(&p[0].timer, KTIME_MAX, TWHEEL_REL),
+			-ERANGE);
+	KUNIT_EXPECT_EQ(test, twheel_add(&p[0].timer,
+					 KTIME_MAX - ktime_get() + NSEC_PER_SEC,
+					 TWHEEL_REL), -ERANGE);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p[0].timer));
+	/* Negative and unknown arguments: -EINVAL. */
+	KUNIT_EXPECT_EQ(test, twheel_add(&p[0].timer, -1, TWHEEL_REL), -EINVAL);
+	KUNIT_EXPECT_EQ(test, twheel_add(&p[0].timer, 1,
+					 (enum twheel_mode)(TWHEEL_ABS + 1)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, twheel_add_on(&p[0].timer, NSEC_PER_SEC,
+					    TWHEEL_REL, nr_cpu_ids), -EINVAL);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p[0].timer));
+
+	/* KTIME_MAX itself is fine: a high level takes it (7 at 1 ms). */
+	lvl = twheel_calc_idx(tw_ns_to_tick(KTIME_MAX), tw_now_tick(), &ev) /
+	      TW_LVL_SIZE;
+	tw_stats(test, cpu, &before);
+	KUNIT_EXPECT_EQ(test, twheel_add_on(&p[0].timer, KTIME_MAX, TWHEEL_ABS,
+					    cpu), 0);
+	tw_stats(test, cpu, &armed);
+	KUNIT_EXPECT_EQ(test, armed.level_pending[lvl] -
+			before.level_pending[lvl], 1);
+	KUNIT_EXPECT_EQ(test, twheel_expires(&p[0].timer), KTIME_MAX);
+
+	/* A refused twheel_mod() leaves the pending timer as it was. */
+	far = ktime_get() + 10ULL * NSEC_PER_SEC;
+	KUNIT_ASSERT_EQ(test, tw_arm_on(&p[1], far, cpu), 0);
+	KUNIT_EXPECT_EQ(test, twheel_mod(&p[1].timer, KTIME_MAX, TWHEEL_REL),
+			-ERANGE);
+	KUNIT_EXPECT_TRUE(test, twheel_pending(&p[1].timer));
+	KUNIT_EXPECT_EQ(test, twheel_expires(&p[1].timer), far);
+
+	KUNIT_EXPECT_EQ(test, twheel_cancel_sync(&p[0].timer), 1);
+	KUNIT_EXPECT_EQ(test, twheel_cancel_sync(&p[1].timer), 1);
+}
+
+static void twheel_test_add_pending_ebusy(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 1, tw_probe_fn, 0);
+	u64 expires;
+
+	/* pending -> add: -EBUSY, deadline unchanged */
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, 200 * NSEC_PER_MSEC, tw_home_cpu()), 0);
+	expires = twheel_expires(&p->timer);
+	KUNIT_EXPECT_EQ(test, twheel_add(&p->timer, NSEC_PER_MSEC, TWHEEL_REL),
+			-EBUSY);
+	KUNIT_EXPECT_EQ(test, twheel_add_on(&p->timer, NSEC_PER_MSEC,
+					    TWHEEL_REL, tw_home_cpu()), -EBUSY);
+	KUNIT_EXPECT_EQ(test, twheel_expires(&p->timer), expires);
+	KUNIT_EXPECT_EQ(test, twheel_cancel_sync(&p->timer), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), 0);
+}
+
+static void twheel_test_remaining(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 1, tw_probe_fn, 0);
+	u64 delay = 200 * NSEC_PER_MSEC, t0, t1;
+	s64 left;
+
+	KUNIT_EXPECT_EQ(test, twheel_remaining(&p->timer), -ENOENT);
+	t0 = ktime_get();
+	KUNIT_ASSERT_EQ(test, twheel_add(&p->timer, delay, TWHEEL_REL), 0);
+	left = twheel_remaining(&p->timer);
+	t1 = ktime_get();
+	/* The deadline is between t0 + delay and t1 + delay. */
+	KUNIT_EXPECT_LE(test, left, (s64)delay);
+	KUNIT_EXPECT_GE(test, left, (s64)(delay - (t1 - t0)));
+	KUNIT_EXPECT_EQ(test, twheel_cancel(&p->timer), 1);
+	KUNIT_EXPECT_EQ(test, twheel_remaining(&p->timer), -ENOENT);
+}
+
+/* ---- wheel state, CPUs ---- */
+
+static void twheel_test_idle_wheel_hrtimer(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 2, tw_probe_fn, TWHEEL_PINNED);
+	unsigned int cpu = tw_home_cpu();
+	struct twheel_stats st;
+
+	tw_stats(test, cpu, &st);
+	if (st.pending)
+		kunit_skip(test, "CPU %u's wheel holds %llu foreign timers",
+			   cpu, st.pending);
+	KUNIT_EXPECT_TRUE(test, tw_hrtimer_becomes(cpu, false, 500));
+
+	/* one timer: armed; it fires, the wheel is empty: not armed */
+	KUNIT_ASSERT_EQ(test, tw_arm_in(&p[0], 100 * NSEC_PER_MSEC, cpu), 0);
+	KUNIT_EXPECT_TRUE(test, tw_hrtimer_becomes(cpu, true, 50));
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p[0].done, TW_TIMEOUT_MS));
+	KUNIT_EXPECT_TRUE_MSG(test, tw_hrtimer_becomes(cpu, false, 500),
+			      "hrtimer still armed after the last fire");
+
+	/* one far timer: armed; cancelled, the wheel is empty: not armed */
+	KUNIT_ASSERT_EQ(test, tw_arm_in(&p[1], 2ULL * NSEC_PER_SEC, cpu), 0);
+	KUNIT_EXPECT_TRUE(test, tw_hrtimer_becomes(cpu, true, 500));
+	KUNIT_EXPECT_EQ(test, twheel_cancel(&p[1].timer), 1);
+	KUNIT_EXPECT_TRUE_MSG(test, tw_hrtimer_becomes(cpu, false, 500),
+			      "hrtimer still armed after the last cancel");
+	tw_stats(test, cpu, &st);
+	KUNIT_EXPECT_EQ(test, st.pending, 0);
+}
+
+static void twheel_test_add_on_cpu(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 2 * nr_cpu_ids, tw_probe_fn, 0);
+	struct tw_probe *s = p + nr_cpu_ids;
+	unsigned int cpu;
+
+	/* Each online CPU: a softirq and a sleepable callback run there. */
+	for_each_online_cpu(cpu) {
+		twheel_timer_init(&s[cpu].timer, tw_probe_fn, TWHEEL_SLEEPABLE);
+		KUNIT_ASSERT_EQ(test, tw_arm_in(&p[cpu], 10 * NSEC_PER_MSEC,
+						cpu), 0);
+		KUNIT_ASSERT_EQ(test, tw_arm_in(&s[cpu], 10 * NSEC_PER_MSEC,
+						cpu), 0);
+	}
+	for_each_online_cpu(cpu) {
+		KUNIT_ASSERT_TRUE(test, tw_wait(&p[cpu].done, TW_TIMEOUT_MS));
+		KUNIT_ASSERT_TRUE(test, tw_wait(&s[cpu].done, TW_TIMEOUT_MS));
+		KUNIT_EXPECT_EQ(test, p[cpu].cpu, cpu);
+		KUNIT_EXPECT_EQ(test, s[cpu].cpu, cpu);
+		tw_expect_timely(test, &p[cpu], TW_SLACK_NS);
+		tw_expect_timely(test, &s[cpu], TW_SLEEP_SLACK_NS);
+	}
+}
+
+static void twheel_test_rearm_from_other_cpu(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 1, tw_probe_fn, TWHEEL_PINNED);
+	struct tw_probe *u = tw_probes(test, 1, tw_probe_fn, 0);
+	unsigned int home = tw_home_cpu();
+	int other = tw_other_cpu();
+
+	/*
+	 * Both armed on home, then twheel_mod() from other (an IPI):
+	 * the TWHEEL_PINNED one stays on home, the other one follows.
+	 */
+	if (other < 0)
+		kunit_skip(test, "needs two online CPUs");
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, NSEC_PER_SEC, home), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_in(u, NSEC_PER_SEC, home), 0);
+	p->delay_ns = 10 * NSEC_PER_MSEC;
+	u->delay_ns = 10 * NSEC_PER_MSEC;
+	KUNIT_ASSERT_EQ(test, smp_call_function_single(other, tw_mod_ipi, p, 1),
+			0);
+	KUNIT_ASSERT_EQ(test, smp_call_function_single(other, tw_mod_ipi, u, 1),
+			0);
+	KUNIT_EXPECT_EQ(test, p->ret, 1);
+	KUNIT_EXPECT_EQ(test, u->ret, 1);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p->done, TW_TIMEOUT_MS));
+	KUNIT_ASSERT_TRUE(test, tw_wait(&u->done, TW_TIMEOUT_MS));
+	KUNIT_EXPECT_EQ(test, p->cpu, home);
+	KUNIT_EXPECT_EQ(test, u->cpu, other);
+	tw_expect_timely(test, p, TW_SLACK_NS);
+	tw_expect_timely(test, u, TW_SLACK_NS);
+}
+
+static void twheel_test_cpu_hotplug(struct kunit *test)
+{
+	struct tw_ctx *ctx = test->priv;
+	struct tw_probe *p, *s, *per, *pin, *back, *one[4];
+	u64 ms = NSEC_PER_MSEC, offline_ns;
+	struct twheel_stats st;
+	unsigned int fires, i;
+	int cpu, ret;
+
+	if (!IS_ENABLED(CONFIG_HOTPLUG_CPU))
+		kunit_skip(test, "needs CONFIG_HOTPLUG_CPU");
+	cpu = cpumask_last(cpu_online_mask);
+	if (num_online_cpus() < 2 || cpu == tw_home_cpu())
+		kunit_skip(test, "needs two online CPUs");
+
+	/*
+	 * On cpu: p[0] 500 ms, p[1] 900 ms (level 1), s sleepable 500 ms,
+	 * per periodic 20 ms forever, pin TWHEEL_PINNED 500 ms. cpu goes
+	 * offline: they all move to a live CPU, stay pending and fire there,
+	 * never early. cpu comes back: a timer added on it runs there.
+	 */
+	p = tw_probes(test, 3, tw_probe_fn, 0);
+	back = p + 2;
+	s = tw_probes(test, 1, tw_probe_fn, TWHEEL_SLEEPABLE);
+	per = tw_probes(test, 2, tw_probe_fn, 0);
+	pin = per + 1;
+	twheel_timer_init(&pin->timer, tw_probe_fn, TWHEEL_PINNED);
+	KUNIT_ASSERT_EQ(test, twheel_set_period(&per->timer, 20 * ms,
+						TWHEEL_FOREVER), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_in(&p[0], 500 * ms, cpu), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_in(&p[1], 900 * ms, cpu), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_in(s, 500 * ms, cpu), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_in(per, 20 * ms, cpu), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_in(pin, 500 * ms, cpu), 0);
+
+	ret = remove_cpu(cpu);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "remove_cpu(%d)", cpu);
+	ctx->offline_cpu = cpu;
+	offline_ns = ktime_get();
+	tw_stats(test, cpu, &st);
+	KUNIT_EXPECT_EQ(test, st.pending, 0);
+	KUNIT_EXPECT_FALSE_MSG(test, st.hrtimer_armed,
+			       "the dead CPU's empty wheel keeps its hrtimer");
+
+	one[0] = &p[0];
+	one[1] = &p[1];
+	one[2] = s;
+	one[3] = pin;
+	for (i = 0; i < ARRAY_SIZE(one); i++) {
+		KUNIT_ASSERT_TRUE_MSG(test, tw_wait(&one[i]->done, 3000),
+				      "timer %u lost by the offline CPU", i);
+		KUNIT_EXPECT_GE(test, one[i]->fire_ns, one[i]->deadline);
+		/* Those due after the move: as timely as ever, elsewhere. */
+		if (one[i]->deadline > offline_ns) {
+			tw_expect_timely(test, one[i], one[i] == s ?
+					 TW_SLEEP_SLACK_NS : TW_SLACK_NS);
+			KUNIT_EXPECT_NE(test, one[i]->cpu, cpu);
+		}
+	}
+	/* The periodic one goes on firing on its new CPU. */
+	fires = atomic_read(&per->fires);
+	tw_sleep_ms(100);
+	KUNIT_EXPECT_GT(test, atomic_read(&per->fires), fires);
+	KUNIT_EXPECT_NE(test, READ_ONCE(per->cpu), cpu);
+
+	ret = add_cpu(cpu);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "add_cpu(%d)", cpu);
+	ctx->offline_cpu = -1;
+	KUNIT_ASSERT_EQ(test, tw_arm_in(back, 20 * ms, cpu), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&back->done, TW_TIMEOUT_MS));
+	KUNIT_EXPECT_EQ(test, back->cpu, cpu);
+	tw_expect_timely(test, back, TW_SLACK_NS);
+	KUNIT_EXPECT_EQ(test, twheel_cancel_sync(&per->timer), 1);
+}
+
+static void twheel_test_cpu_offline_hrtimer(struct kunit *test)
+{
+	struct tw_ctx *ctx = test->priv;
+	struct twheel_stats st;
+	struct tw_probe *p;
+	int cpu, ret;
+
+	if (!IS_ENABLED(CONFIG_HOTPLUG_CPU))
+		kunit_skip(test, "needs CONFIG_HOTPLUG_CPU");
+	cpu = cpumask_last(cpu_online_mask);
+	if (num_online_cpus() < 2 || cpu == tw_home_cpu())
+		kunit_skip(test, "needs two online CPUs");
+
+	/*
+	 * The only timer of cpu is 10 s away: its hrtimer waits for the
+	 * level 2 cascade, over a second ahead. cpu goes offline and hands
+	 * the timer over: its wheel is empty, so its hrtimer must be idle
+	 * (not left queued, to fire on some other CPU for nothing), and
+	 * stays so when cpu comes back.
+	 */
+	p = tw_probes(test, 1, tw_probe_fn, 0);
+	tw_clear_of(4096, 1500);
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, 10ULL * NSEC_PER_SEC, cpu), 0);
+	KUNIT_EXPECT_TRUE(test, tw_hrtimer_becomes(cpu, true, 100));
+
+	ret = remove_cpu(cpu);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "remove_cpu(%d)", cpu);
+	ctx->offline_cpu = cpu;
+	tw_stats(test, cpu, &st);
+	KUNIT_EXPECT_EQ(test, st.pending, 0);
+	KUNIT_EXPECT_FALSE_MSG(test, st.hrtimer_armed,
+			       "the dead CPU's empty wheel keeps its hrtimer");
+	KUNIT_EXPECT_TRUE(test, twheel_pending(&p->timer));
+
+	ret = add_cpu(cpu);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "add_cpu(%d)", cpu);
+	ctx->offline_cpu = -1;
+	tw_stats(test, cpu, &st);
+	KUNIT_EXPECT_EQ(test, st.pending, 0);
+	KUNIT_EXPECT_FALSE_MSG(test, st.hrtimer_armed,
+			       "the revived CPU's empty wheel has its hrtimer");
+	KUNIT_EXPECT_EQ(test, twheel_cancel_sync(&p->timer), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), 0);
+}
+
+/* ---- suite ---- */
+
+static int twheel_kunit_init(struct kunit *test)
+{
+	struct tw_ctx *ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+
+	if (!ctx)
+		return -ENOMEM;
+	ctx->test = test;
+	ctx->offline_cpu = -1;
+	init_completion(&ctx->all_done);
+	ctx->early = tw_early_sum();
+	test->priv = ctx;
+	tw_mon_start_all(ctx);
+	return 0;
+}
+
+/* Runs also when a case aborted: no timer may outlive its memory. */
+static void twheel_kunit_exit(struct kunit *test)
+{
+	struct tw_ctx *ctx = test->priv;
+	unsigned int i, j;
+
+	for (i = 0; i < ctx->nr_sets; i++) {
+		for (j = 0; j < ctx->sets[i].n; j++) {
+			struct tw_probe *p = ctx->sets[i].p + j;
+
+			WRITE_ONCE(p->go, true);
+			twheel_shutdown_sync(&p->timer);
+		}
+	}
+	for (i = 0; i < ctx->nr_mini; i++)
+		twheel_shutdown_sync(&ctx->mini[i].timer);
+	kvfree(ctx->mini);
+	if (ctx->offline_cpu >= 0)
+		KUNIT_EXPECT_EQ(test, add_cpu(ctx->offline_cpu), 0);
+	tw_mon_stop_all(ctx);
+	/* twheel counts a fire before its deadline: never, in any case. */
+	KUNIT_EXPECT_EQ(test, tw_early_sum(), ctx->early);
+}
+
+static struct kunit_case twheel_test_cases[] = {
+	KUNIT_CASE(twheel_test_calc_idx_same_tick),
+	KUNIT_CASE(twheel_test_calc_idx_level0),
+	KUNIT_CASE(twheel_test_calc_idx_block_boundary),
+	KUNIT_CASE(twheel_test_calc_idx_level_bounds),
+	KUNIT_CASE(twheel_test_calc_idx_top_level),
+	KUNIT_CASE(twheel_test_calc_idx_random),
+	KUNIT_CASE_SLOW(twheel_test_cascade),
+	KUNIT_CASE(twheel_test_level_boundary_deadlines),
+	KUNIT_CASE_SLOW(twheel_test_random_delays),
+	KUNIT_CASE_SLOW(twheel_test_fifo_equal_deadlines),
+	KUNIT_CASE(twheel_test_cancel_before_fire),
+	KUNIT_CASE(twheel_test_cancel_while_running),
+	KUNIT_CASE(twheel_test_cancel_after_fire),
+	KUNIT_CASE(twheel_test_cancel_sync_softirq),
+	KUNIT_CASE(twheel_test_cancel_sync_sleepable),
+	KUNIT_CASE(twheel_test_cancel_sync_rearming),
+	KUNIT_CASE(twheel_test_self_rearm),
+	KUNIT_CASE(twheel_test_self_cancel_periodic),
+	KUNIT_CASE(twheel_test_self_rearm_then_cancel),
+	KUNIT_CASE(twheel_test_periodic_count),
+	KUNIT_CASE(twheel_test_periodic_forever),
+	KUNIT_CASE(twheel_test_periodic_overruns),
+	KUNIT_CASE(twheel_test_set_period_invalid),
+	KUNIT_CASE(twheel_test_mod_idle),
+	KUNIT_CASE(twheel_test_mod_pending),
+	KUNIT_CASE(twheel_test_reduce_only_earlier),
+	KUNIT_CASE(twheel_test_shutdown),
+	KUNIT_CASE(twheel_test_shutdown_refuses_callback_rearm),
+	KUNIT_CASE(twheel_test_erange),
+	KUNIT_CASE(twheel_test_add_pending_ebusy),
+	KUNIT_CASE(twheel_test_remaining),
+	KUNIT_CASE(twheel_test_idle_wheel_hrtimer),
+	KUNIT_CASE(twheel_test_add_on_cpu),
+	KUNIT_CASE(twheel_test_rearm_from_other_cpu),
+	KUNIT_CASE_SLOW(twheel_test_cpu_hotplug),
+	KUNIT_CASE_SLOW(twheel_test_cpu_offline_hrtimer),
+	{}
+};
+
+static struct kunit_suite twheel_test_suite = {
+	.name = "twheel",
+	.init = twheel_kunit_init,
+	.exit = twheel_kunit_exit,
+	.test_cases = twheel_test_cases,
+};
+
+kunit_test_suite(twheel_test_suite);
+
+MODULE_AUTHOR("The twheel authors");
+MODULE_DESCRIPTION("KUnit tests of twheel");
+MODULE_LICENSE("GPL");
