@@ -1,0 +1,1214 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * twheel-dev - /dev/twheel: many keyed timers on one file descriptor
+ *
+ * Copyright (C) 2026 The twheel authors
+ *
+ * timerfd gives a process one timer per file; ALSA's timer device gives
+ * events without identity. /dev/twheel gives each open file a set of up to
+ * millions of timers on twheel's wheels, each named by a 64-bit key, and a
+ * read() that returns their fires as struct twheel_event records. The UAPI
+ * is in include/uapi/linux/twheel.h and Documentation/twheel-uapi.rst.
+ *
+ * Objects
+ * -------
+ *
+ * An open file is a struct twd_ctx. Each timer is a struct twd_timer: the
+ * twheel timer, the user's key and data, and two links: @hnext chains it in
+ * the file's hash table of keys, and @ready queues it on the file's ready
+ * list once it has fired. The timer object itself is the event: it is on the
+ * ready list at most once, and a fire while it is still queued folds into
+ * its overrun count. The ready list is therefore bounded by the number of
+ * timers, the fire path allocates nothing, and no expiry is lost.
+ *
+ * A one-shot timer whose event has been read is freed and its key becomes
+ * free; so is a periodic timer after the event of its last fire. Timers
+ * belong to the file: they are shared by dup() and fork() and cancelled at
+ * the last close.
+ *
+ * The hash table is a power-of-two array of singly linked chains, indexed
+ * by hsiphash of the key with a per-file random key, so that chosen keys
+ * cannot build long chains. It doubles when it holds more timers than
+ * buckets and halves when it holds fewer than an eighth; if the new array
+ * cannot be allocated the old one stays in use, so arming never fails for
+ * the table's sake. With the 144-byte timer object this keeps the memory of
+ * a timer under 160 bytes, where a timerfd costs about 730.
+ *
+ * Locking
+ * -------
+ *
+ * ctx->mutex serializes every change to the set of timers: the hash table
+ * and ->ntimers, the key, data and period of a timer, the twheel calls that
+ * arm, move and cancel timers, and freeing them. ioctl() takes it, and so
+ * does read() around taking events and freeing finished timers.
+ *
+ * ctx->wqh.lock, the "event lock", protects the ready list, each timer's
+ * @ready, @flags, @overruns, @deadline and @fired_at, and the fire counters.
+ * The timer callback runs in softirq context and takes it with spin_lock();
+ * process context takes it with spin_lock_irq(), as the wait_event_*_irq()
+ * helpers do. It nests inside ctx->mutex, and twheel's base lock nests
+ * inside it: ioctls call twheel_mod() and twheel_cancel() under it, which
+ * makes a pending test and the change that depends on it atomic with respect
+ * to the callback. twheel calls the callback with no lock held.
+ *
+ * Lifetime
+ * --------
+ *
+ * A timer is freed under ctx->mutex, and only when its callback cannot run:
+ * after twheel_cancel_sync() or twheel_shutdown_sync(), or once the event of
+ * its last fire has been read. The callback marks that last fire (the timer
+ * is no longer pending when it runs) under the event lock, and touches
+ * neither the timer nor the file after dropping it (it wakes readers with
+ * the lock held), while twheel never touches a timer once its callback has
+ * started. The file is freed at the last close, after every timer.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cred.h>
+#include <linux/fs.h>
+#include <linux/hashtable.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/overflow.h>
+#include <linux/poll.h>
+#include <linux/random.h>
+#include <linux/sched/signal.h>
+#include <linux/seq_file.h>
+#include <linux/siphash.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/wait.h>
+
+#include <uapi/linux/twheel.h>
+
+#include "twheel.h"
+
+static unsigned int max_timers = 1U << 20;
+module_param(max_timers, uint, 0644);
+MODULE_PARM_DESC(max_timers, "Maximum timers per open file (default 1048576)");
+
+static unsigned int max_user_timers = 4U << 20;
+module_param(max_user_timers, uint, 0644);
+MODULE_PARM_DESC(max_user_timers, "Maximum timers per user over all files (default 4194304)");
+
+/* Hash table sizes, in bits of bucket index. */
+#define TWD_HASH_MIN_BITS	6
+#define TWD_HASH_MAX_BITS	26
+
+/* Events taken off the ready list per round of read(): 320 bytes of stack. */
+#define TWD_READ_CHUNK		8
+
+/* twd_timer.flags */
+#define TWD_LAST		BIT(0)	/* the queued event is the last fire */
+
+/* The features of TWHEEL_API 1. */
+#define TWD_FEATURES	(TWHEEL_FEATURE_ABS | TWHEEL_FEATURE_PERIODIC |	\
+			 TWHEEL_FEATURE_REPLACE | TWHEEL_FEATURE_BATCH |	\
+			 TWHEEL_FEATURE_MODIFY)
+
+/**
+ * struct twd_user - the timers of one user, over all their files
+ * @node:	in twd_users, under twd_users_lock
+ * @uid:	the user (real uid of the process that opened the files)
+ * @files:	open files charging this user, under twd_users_lock
+ * @timers:	timers of those files
+ */
+struct twd_user {
+	struct hlist_node	node;
+	kuid_t			uid;
+	unsigned int		files;
+	atomic_long_t		timers;
+};
+
+static DEFINE_HASHTABLE(twd_users, 6);
+static DEFINE_MUTEX(twd_users_lock);
+
+/**
+ * struct twd_ctx - an open /dev/twheel: a set of timers
+ * @mutex:	serializes changes to the set of timers, see "Locking"
+ * @wqh:	readers and pollers; its lock is the event lock
+ * @ready:	fired timers whose event is unread, in firing order
+ * @buckets:	hash table of timers by key, under @mutex
+ * @hash_bits:	log2 of the number of @buckets
+ * @ntimers:	timers in the table, under @mutex
+ * @nqueued:	timers on @ready, under the event lock
+ * @hash_key:	hsiphash key of this file's table
+ * @user:	the user charged for the timers
+ * @armed:	timers armed or replaced, under @mutex
+ * @cancelled:	timers cancelled, under @mutex
+ * @fired:	callbacks run, under the event lock
+ * @overruns:	deadlines folded into events, under the event lock
+ * @delivered:	events read, under the event lock
+ */
+struct twd_ctx {
+	struct mutex		mutex;	/* see "Locking" above */
+	wait_queue_head_t	wqh;
+	struct list_head	ready;
+	struct twd_timer	**buckets;
+	unsigned int		hash_bits;
+	unsigned int		ntimers;
+	unsigned int		nqueued;
+	hsiphash_key_t		hash_key;
+	struct twd_user		*user;
+	u64			armed;
+	u64			cancelled;
+	u64			fired;
+	u64			overruns;
+	u64			delivered;
+};
+
+/**
+ * struct twd_timer - one timer of a file, and its event
+ * @wt:		the twheel timer
+ * @hnext:	next in the hash chain, under ctx->mutex
+ * @ready:	on ctx->ready while an event waits, else empty
+ * @ctx:	the file
+ * @key:	the user's key, under ctx->mutex
+ * @data:	the user's data, under ctx->mutex
+ * @period:	the period in ns, 0 for one-shot, under ctx->mutex
+ * @deadline:	the deadline of the last fire, under the event lock
+ * @fired_at:	when the last fire ran, under the event lock
+ * @overruns:	deadlines folded into the queued event, under the event lock
+ * @flags:	TWD_LAST, under the event lock
+ *
+ * 144 bytes on 64-bit: this is the memory a timer costs, besides its hash
+ * bucket. Keep it that way.
+ */
+struct twd_timer {
+	struct twheel_timer	wt;
+	struct twd_timer	*hnext;
+	struct list_head	ready;
+	struct twd_ctx		*ctx;
+	u64			key;
+	u64			data;
+	u64			period;
+	u64			deadline;
+	u64			fired_at;
+	u32			overruns;
+	u32			flags;
+};
+
+static struct kmem_cache *twd_cache __read_mostly;
+
+/* ---- per-user accounting ---- */
+
+static struct twd_user *twd_user_get(kuid_t uid)
+{
+	struct twd_user *user;
+
+	mutex_lock(&twd_users_lock);
+	hash_for_each_possible(twd_users, user, node, __kuid_val(uid)) {
+		if (uid_eq(user->uid, uid))
+			goto out_found;
+	}
+	user = kzalloc(sizeof(*user), GFP_KERNEL_ACCOUNT);
+	if (!user)
+		goto out_unlock;
+	user->uid = uid;
+	atomic_long_set(&user->timers, 0);
+	hash_add(twd_users, &user->node, __kuid_val(uid));
+out_found:
+	user->files++;
+out_unlock:
+	mutex_unlock(&twd_users_lock);
+	return user;
+}
+
+static void twd_user_put(struct twd_user *user)
+{
+	mutex_lock(&twd_users_lock);
+	if (!--user->files) {
+		WARN_ON_ONCE(atomic_long_read(&user->timers));
+		hash_del(&user->node);
+		kfree(user);
+	}
+	mutex_unlock(&twd_users_lock);
+}
+
+static bool twd_user_charge(struct twd_user *user)
+{
+	if (atomic_long_inc_return(&user->timers) >
+	    READ_ONCE(max_user_timers)) {
+		atomic_long_dec(&user->timers);
+		return false;
+	}
+	return true;
+}
+
+static void twd_user_uncharge(struct twd_user *user)
+{
+	atomic_long_dec(&user->timers);
+}
+
+/* ---- the hash table of keys ---- */
+
+static struct twd_timer **twd_bucket(struct twd_ctx *ctx, u64 key)
+{
+	u32 hash = hsiphash_2u32(lower_32_bits(key), upper_32_bits(key),
+				 &ctx->hash_key);
+
+	return &ctx->buckets[hash & (BIT(ctx->hash_bits) - 1)];
+}
+
+static struct twd_timer *twd_lookup(struct twd_ctx *ctx, u64 key)
+{
+	struct twd_timer *t;
+
+	lockdep_assert_held(&ctx->mutex);
+
+	for (t = *twd_bucket(ctx, key); t; t = t->hnext)
+		if (t->key == key)
+			return t;
+	return NULL;
+}
+
+/* Rehash into 2^@bits buckets; keep the old table if memory is short. */
+static void twd_hash_resize(struct twd_ctx *ctx, unsigned int bits)
+{
+	struct twd_timer **old = ctx->buckets, **new;
+	unsigned int i, old_size = BIT(ctx->hash_bits);
+
+	lockdep_assert_held(&ctx->mutex);
+
+	new = kvcalloc(BIT(bits), sizeof(*new),
+		       GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!new)
+		return;
+	ctx->buckets = new;
+	ctx->hash_bits = bits;
+	for (i = 0; i < old_size; i++) {
+		while (old[i]) {
+			struct twd_timer *t = old[i];
+			struct twd_timer **bucket = twd_bucket(ctx, t->key);
+
+			old[i] = t->hnext;
+			t->hnext = *bucket;
+			*bucket = t;
+		}
+		if (!(i & 1023))
+			cond_resched();
+	}
+	kvfree(old);
+}
+
+static void twd_hash_insert(struct twd_ctx *ctx, struct twd_timer *t)
+{
+	struct twd_timer **bucket = twd_bucket(ctx, t->key);
+
+	lockdep_assert_held(&ctx->mutex);
+
+	t->hnext = *bucket;
+	*bucket = t;
+	if (++ctx->ntimers > BIT(ctx->hash_bits) &&
+	    ctx->hash_bits < TWD_HASH_MAX_BITS)
+		twd_hash_resize(ctx, ctx->hash_bits + 1);
+}
+
+static void twd_hash_remove(struct twd_ctx *ctx, struct twd_timer *t)
+{
+	struct twd_timer **pp = twd_bucket(ctx, t->key);
+
+	lockdep_assert_held(&ctx->mutex);
+
+	while (*pp != t)
+		pp = &(*pp)->hnext;
+	*pp = t->hnext;
+	if (--ctx->ntimers < BIT(ctx->hash_bits) / 8 &&
+	    ctx->hash_bits > TWD_HASH_MIN_BITS)
+		twd_hash_resize(ctx, ctx->hash_bits - 1);
+}
+
+/* ---- timers and their events ---- */
+
+/*
+ * Is @wt pending? twheel_pending() is a lockless snapshot, which reads false
+ * for a moment while CPU hotplug moves the timer to another wheel; confirm a
+ * negative answer under the wheel's lock. Callers hold the event lock, so
+ * that no ioctl arms or moves the timer meanwhile.
+ */
+static bool twd_pending(struct twheel_timer *wt)
+{
+	return twheel_pending(wt) || twheel_remaining(wt) >= 0;
+}
+
+/*
+ * twheel counts a periodic timer's fires in callbacks: the deadlines a late
+ * fire skips (its overruns) do not use the count up. /dev/twheel counts
+ * deadlines, so take the skipped ones off the fires left; when the count
+ * runs out among them, stop the timer and deliver its last deadline.
+ * Returns the overruns to report and updates *@deadline.
+ */
+static u32 twd_count_overruns(struct twd_timer *t, u64 *deadline,
+			      u32 overruns)
+{
+	u32 left = twheel_fires_left(&t->wt);
+
+	lockdep_assert_held(&t->ctx->wqh.lock);
+
+	if (left == TWHEEL_FOREVER)
+		return overruns;
+	if (overruns < left) {
+		twheel_set_period(&t->wt, t->period, left - overruns);
+		return overruns;
+	}
+	/* Cancels the next fire, already queued; the callback is us. */
+	twheel_cancel(&t->wt);
+	*deadline -= (u64)(overruns - left) * t->period;
+	return left;
+}
+
+/*
+ * The timer callback, in softirq context: queue the timer's event, or fold
+ * this fire into the event already queued. Takes the event lock once and
+ * touches neither @wt nor the file after dropping it.
+ */
+static void twd_timer_fn(struct twheel_timer *wt)
+{
+	struct twd_timer *t = container_of(wt, struct twd_timer, wt);
+	struct twd_ctx *ctx = t->ctx;
+	u64 deadline = twheel_fired_deadline(wt);
+	u32 overruns = twheel_overruns(wt);
+	u64 now = ktime_get_ns();
+
+	spin_lock(&ctx->wqh.lock);
+	if (overruns && t->period)
+		overruns = twd_count_overruns(t, &deadline, overruns);
+	ctx->fired++;
+	if (list_empty(&t->ready)) {
+		t->overruns = overruns;
+		list_add_tail(&t->ready, &ctx->ready);
+		ctx->nqueued++;
+		/* Exact: waiters are added under the lock we hold. */
+		if (waitqueue_active(&ctx->wqh))
+			wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+	} else {
+		/* The earlier event is unread: this fire becomes overruns. */
+		overruns = min_t(u64, (u64)overruns + 1, U32_MAX);
+		t->overruns = min_t(u64, (u64)t->overruns + overruns, U32_MAX);
+	}
+	ctx->overruns += overruns;
+	t->deadline = deadline;
+	t->fired_at = now;
+	/* Not re-armed by twheel (nor by an ioctl, under this lock): done. */
+	if (!twd_pending(wt))
+		t->flags |= TWD_LAST;
+	spin_unlock(&ctx->wqh.lock);
+}
+
+static void twd_unqueue(struct twd_ctx *ctx, struct twd_timer *t)
+{
+	lockdep_assert_held(&ctx->wqh.lock);
+
+	if (!list_empty(&t->ready)) {
+		list_del_init(&t->ready);
+		ctx->nqueued--;
+	}
+}
+
+/* Take @t's settings from @arm; @t is idle. */
+static void twd_timer_setup(struct twd_timer *t, const struct twheel_arm *arm)
+{
+	t->data = arm->data;
+	/* A new timer is one-shot: spare the common case a wheel lock. */
+	if (arm->period_ns || t->period)
+		twheel_set_period(&t->wt, arm->period_ns,
+				  arm->count ? arm->count : TWHEEL_FOREVER);
+	t->period = arm->period_ns;
+}
+
+static void twd_timer_free(struct twd_ctx *ctx, struct twd_timer *t)
+{
+	twd_user_uncharge(ctx->user);
+	kmem_cache_free(twd_cache, t);
+}
+
+/* Stop @t for good, discard its event and free it; it is out of the hash. */
+static void twd_timer_kill(struct twd_ctx *ctx, struct twd_timer *t)
+{
+	lockdep_assert_held(&ctx->mutex);
+
+	twheel_shutdown_sync(&t->wt);
+	spin_lock_irq(&ctx->wqh.lock);
+	twd_unqueue(ctx, t);
+	spin_unlock_irq(&ctx->wqh.lock);
+	twd_timer_free(ctx, t);
+	ctx->cancelled++;
+}
+
+/* ---- ioctl argument checks ---- */
+
+/* The absolute deadline of @expiry (relative to @now unless @abs). */
+static int twd_deadline(u64 expiry, bool abs, u64 now, u64 *deadline)
+{
+	if (!abs && check_add_overflow(now, expiry, &expiry))
+		return -ERANGE;
+	if (expiry > KTIME_MAX)
+		return -ERANGE;
+	*deadline = expiry;
+	return 0;
+}
+
+static int twd_check_period(u64 period, u32 count)
+{
+	if (!period)
+		return count ? -EINVAL : 0;
+	/* One tick at least, so that no timer can fire more often. */
+	return period < twheel_tick_ns() ? -EINVAL : 0;
+}
+
+static int twd_check_arm(const struct twheel_arm *arm, u64 now, u64 *deadline)
+{
+	int ret;
+
+	if (arm->flags & ~(TWHEEL_ARM_ABS | TWHEEL_ARM_REPLACE))
+		return -EINVAL;
+	if (arm->__reserved)
+		return -EINVAL;
+	ret = twd_check_period(arm->period_ns, arm->count);
+	if (ret)
+		return ret;
+	return twd_deadline(arm->expiry_ns, arm->flags & TWHEEL_ARM_ABS, now,
+			    deadline);
+}
+
+/* ---- ioctl operations, called with ctx->mutex held ---- */
+
+static int twd_arm_new(struct twd_ctx *ctx, const struct twheel_arm *arm,
+		       u64 deadline)
+{
+	struct twd_timer *t;
+	int ret;
+
+	lockdep_assert_held(&ctx->mutex);
+
+	if (ctx->ntimers >= READ_ONCE(max_timers))
+		return -ENOSPC;
+	if (!twd_user_charge(ctx->user))
+		return -ENOSPC;
+	t = kmem_cache_alloc(twd_cache, GFP_KERNEL_ACCOUNT);
+	if (!t) {
+		ret = -ENOMEM;
+		goto out_uncharge;
+	}
+	twheel_timer_init(&t->wt, twd_timer_fn, 0);
+	INIT_LIST_HEAD(&t->ready);
+	t->ctx = ctx;
+	t->key = arm->key;
+	t->deadline = deadline;
+	t->fired_at = 0;
+	t->overruns = 0;
+	t->flags = 0;
+	t->period = 0;
+	twd_timer_setup(t, arm);
+	twd_hash_insert(ctx, t);
+	ret = twheel_add(&t->wt, deadline, TWHEEL_ABS);
+	/* Cannot fail: a new timer and a deadline checked to be in range. */
+	if (WARN_ON_ONCE(ret))
+		goto out_unhash;
+	ctx->armed++;
+	return 0;
+
+out_unhash:
+	twd_hash_remove(ctx, t);
+	kmem_cache_free(twd_cache, t);
+out_uncharge:
+	twd_user_uncharge(ctx->user);
+	return ret;
+}
+
+/* Replace @t: cancel it, discard its event, arm it as @arm says. */
+static int twd_arm_replace(struct twd_ctx *ctx, struct twd_timer *t,
+			   const struct twheel_arm *arm, u64 deadline)
+{
+	int ret;
+
+	lockdep_assert_held(&ctx->mutex);
+
+	twheel_cancel_sync(&t->wt);
+	spin_lock_irq(&ctx->wqh.lock);
+	twd_unqueue(ctx, t);
+	t->flags = 0;
+	t->overruns = 0;
+	t->deadline = deadline;
+	spin_unlock_irq(&ctx->wqh.lock);
+	twd_timer_setup(t, arm);
+	ret = twheel_add(&t->wt, deadline, TWHEEL_ABS);
+	WARN_ON_ONCE(ret);
+	ctx->armed++;
+	return ret;
+}
+
+static int twd_arm(struct twd_ctx *ctx, const struct twheel_arm *arm, u64 now)
+{
+	struct twd_timer *t;
+	u64 deadline;
+	int ret;
+
+	lockdep_assert_held(&ctx->mutex);
+
+	ret = twd_check_arm(arm, now, &deadline);
+	if (ret)
+		return ret;
+	t = twd_lookup(ctx, arm->key);
+	if (!t)
+		return twd_arm_new(ctx, arm, deadline);
+	if (!(arm->flags & TWHEEL_ARM_REPLACE))
+		return -EEXIST;
+	return twd_arm_replace(ctx, t, arm, deadline);
+}
+
+static int twd_cancel(struct twd_ctx *ctx, u64 key)
+{
+	struct twd_timer *t;
+
+	lockdep_assert_held(&ctx->mutex);
+
+	t = twd_lookup(ctx, key);
+	if (!t)
+		return -ENOENT;
+	twd_hash_remove(ctx, t);
+	twd_timer_kill(ctx, t);
+	return 0;
+}
+
+/* Cancel every timer of @ctx; returns how many there were. */
+static unsigned int twd_cancel_all(struct twd_ctx *ctx)
+{
+	unsigned int i, n = 0;
+
+	lockdep_assert_held(&ctx->mutex);
+
+	for (i = 0; i < BIT(ctx->hash_bits); i++) {
+		struct twd_timer *t;
+
+		while ((t = ctx->buckets[i])) {
+			ctx->buckets[i] = t->hnext;
+			twd_timer_kill(ctx, t);
+			n++;
+			cond_resched();
+		}
+	}
+	ctx->ntimers = 0;
+	if (ctx->hash_bits > TWD_HASH_MIN_BITS)
+		twd_hash_resize(ctx, TWD_HASH_MIN_BITS);
+	return n;
+}
+
+static int twd_modify(struct twd_ctx *ctx, const struct twheel_modify *mod,
+		      u64 deadline)
+{
+	struct twd_timer *t;
+	int ret = 0;
+
+	lockdep_assert_held(&ctx->mutex);
+
+	t = twd_lookup(ctx, mod->key);
+	if (!t)
+		return -ENOENT;
+	/* Under the event lock, the callback sees the timer re-armed. */
+	spin_lock_irq(&ctx->wqh.lock);
+	if (!twd_pending(&t->wt)) {
+		ret = -ENOENT;
+		goto out_unlock;
+	}
+	if (mod->flags & TWHEEL_MODIFY_PERIOD) {
+		t->period = mod->period_ns;
+		twheel_set_period(&t->wt, mod->period_ns,
+				  mod->count ? mod->count : TWHEEL_FOREVER);
+	}
+	ret = twheel_mod(&t->wt, deadline, TWHEEL_ABS);
+	ret = ret < 0 ? ret : 0;
+out_unlock:
+	spin_unlock_irq(&ctx->wqh.lock);
+	return ret;
+}
+
+static void twd_query(struct twd_ctx *ctx, struct twd_timer *t,
+		      struct twheel_query *q)
+{
+	s64 remaining;
+	u32 left;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+
+	q->state = 0;
+	q->fires_left = 0;
+	q->remaining_ns = 0;
+	q->deadline_ns = t->deadline;
+	remaining = twheel_remaining(&t->wt);
+	if (remaining >= 0) {
+		q->state |= TWHEEL_STATE_PENDING;
+		q->remaining_ns = remaining;
+		q->deadline_ns = twheel_expires(&t->wt);
+		left = twheel_fires_left(&t->wt);
+		q->fires_left = t->period ? left : 1;
+	}
+	if (!list_empty(&t->ready))
+		q->state |= TWHEEL_STATE_QUEUED;
+	if (t->flags & TWD_LAST)
+		q->state |= TWHEEL_STATE_DONE;
+	q->period_ns = t->period;
+	q->data = t->data;
+	q->overruns = list_empty(&t->ready) ? 0 : t->overruns;
+}
+
+/* ---- ioctl() ---- */
+
+union twd_ucmd {
+	struct twheel_version		version;
+	struct twheel_arm		arm;
+	struct twheel_arm_batch		arm_batch;
+	struct twheel_cancel		cancel;
+	struct twheel_cancel_batch	cancel_batch;
+	struct twheel_modify		modify;
+	struct twheel_query		query;
+	struct twheel_cancel_all	cancel_all;
+};
+
+static long twd_ioc_version(struct twd_ctx *ctx, union twd_ucmd *u)
+{
+	struct twheel_version *v = &u->version;
+
+	if (v->api != TWHEEL_API || v->__reserved)
+		return -EINVAL;
+	v->features = TWD_FEATURES;
+	v->tick_ns = twheel_tick_ns();
+	v->min_period_ns = twheel_tick_ns();
+	v->max_timers = READ_ONCE(max_timers);
+	v->max_user_timers = READ_ONCE(max_user_timers);
+	v->event_size = sizeof(struct twheel_event);
+	return 0;
+}
+
+static long twd_ioc_arm(struct twd_ctx *ctx, union twd_ucmd *u)
+{
+	long ret;
+
+	mutex_lock(&ctx->mutex);
+	ret = twd_arm(ctx, &u->arm, ktime_get_ns());
+	mutex_unlock(&ctx->mutex);
+	return ret;
+}
+
+/* Copy in and arm one batch entry of @usize bytes. */
+static int twd_arm_user(struct twd_ctx *ctx, const void __user *uarm,
+			u32 usize, u64 now)
+{
+	struct twheel_arm arm;
+	int ret;
+
+	ret = copy_struct_from_user(&arm, sizeof(arm), uarm, usize);
+	if (ret)
+		return ret;
+	if (arm.size != usize)
+		return -EINVAL;
+	return twd_arm(ctx, &arm, now);
+}
+
+static long twd_ioc_arm_batch(struct twd_ctx *ctx, union twd_ucmd *u)
+{
+	const struct twheel_arm_batch *b = &u->arm_batch;
+	const u8 __user *entries = u64_to_user_ptr(b->entries);
+	s32 __user *status = u64_to_user_ptr(b->status);
+	bool fault = false;
+	long armed = 0;
+	u64 now;
+	u32 i;
+
+	if (b->flags)
+		return -EINVAL;
+	if (b->entry_size < sizeof(struct twheel_arm))
+		return -EINVAL;
+	if (b->entry_size > PAGE_SIZE)
+		return -E2BIG;
+	if (clear_user(status, array_size(b->count, sizeof(*status))))
+		return -EFAULT;
+
+	now = ktime_get_ns();
+	mutex_lock(&ctx->mutex);
+	for (i = 0; i < b->count; i++) {
+		int ret = twd_arm_user(ctx, entries + (size_t)i * b->entry_size,
+				       b->entry_size, now);
+
+		if (!ret)
+			armed++;
+		else if (put_user(ret, status + i))
+			fault = true;
+		if (fatal_signal_pending(current))
+			break;
+		cond_resched();
+	}
+	mutex_unlock(&ctx->mutex);
+	return fault ? -EFAULT : armed;
+}
+
+static long twd_ioc_cancel(struct twd_ctx *ctx, union twd_ucmd *u)
+{
+	long ret;
+
+	if (u->cancel.flags)
+		return -EINVAL;
+	mutex_lock(&ctx->mutex);
+	ret = twd_cancel(ctx, u->cancel.key);
+	mutex_unlock(&ctx->mutex);
+	return ret;
+}
+
+static long twd_ioc_cancel_batch(struct twd_ctx *ctx, union twd_ucmd *u)
+{
+	const struct twheel_cancel_batch *b = &u->cancel_batch;
+	const u64 __user *keys = u64_to_user_ptr(b->keys);
+	s32 __user *status = u64_to_user_ptr(b->status);
+	long cancelled = 0;
+	bool fault = false;
+	u32 i;
+
+	if (b->flags || b->__reserved)
+		return -EINVAL;
+	if (clear_user(status, array_size(b->count, sizeof(*status))))
+		return -EFAULT;
+
+	mutex_lock(&ctx->mutex);
+	for (i = 0; i < b->count; i++) {
+		u64 key;
+		int ret;
+
+		ret = get_user(key, keys + i);
+		if (!ret)
+			ret = twd_cancel(ctx, key);
+		if (!ret)
+			cancelled++;
+		else if (put_user(ret, status + i))
+			fault = true;
+		cond_resched();
+	}
+	mutex_unlock(&ctx->mutex);
+	return fault ? -EFAULT : cancelled;
+}
+
+static long twd_ioc_modify(struct twd_ctx *ctx, union twd_ucmd *u)
+{
+	const struct twheel_modify *mod = &u->modify;
+	u64 deadline;
+	long ret;
+
+	if (mod->flags & ~(TWHEEL_ARM_ABS | TWHEEL_MODIFY_PERIOD))
+		return -EINVAL;
+	if (mod->__reserved)
+		return -EINVAL;
+	if (mod->flags & TWHEEL_MODIFY_PERIOD)
+		ret = twd_check_period(mod->period_ns, mod->count);
+	else
+		ret = mod->period_ns || mod->count ? -EINVAL : 0;
+	if (ret)
+		return ret;
+	ret = twd_deadline(mod->expiry_ns, mod->flags & TWHEEL_ARM_ABS,
+			   ktime_get_ns(), &deadline);
+	if (ret)
+		return ret;
+
+	mutex_lock(&ctx->mutex);
+	ret = twd_modify(ctx, mod, deadline);
+	mutex_unlock(&ctx->mutex);
+	return ret;
+}
+
+static long twd_ioc_query(struct twd_ctx *ctx, union twd_ucmd *u)
+{
+	struct twheel_query *q = &u->query;
+	struct twd_timer *t;
+	long ret = 0;
+
+	if (q->flags || q->__reserved)
+		return -EINVAL;
+	mutex_lock(&ctx->mutex);
+	t = twd_lookup(ctx, q->key);
+	if (t) {
+		spin_lock_irq(&ctx->wqh.lock);
+		twd_query(ctx, t, q);
+		spin_unlock_irq(&ctx->wqh.lock);
+	} else {
+		ret = -ENOENT;
+	}
+	mutex_unlock(&ctx->mutex);
+	return ret;
+}
+
+static long twd_ioc_cancel_all(struct twd_ctx *ctx, union twd_ucmd *u)
+{
+	long ret;
+
+	if (u->cancel_all.flags)
+		return -EINVAL;
+	mutex_lock(&ctx->mutex);
+	ret = twd_cancel_all(ctx);
+	mutex_unlock(&ctx->mutex);
+	return ret;
+}
+
+/**
+ * struct twd_ioctl_op - an ioctl: its handler and argument struct
+ * @cmd:	the ioctl number; its size bits are not checked
+ * @size:	the kernel's sizeof of the argument, also its minimum
+ * @copy_out:	copy the argument back to the user on success
+ * @fn:		the handler, given the argument copied in
+ */
+struct twd_ioctl_op {
+	unsigned int	cmd;
+	unsigned int	size;
+	bool		copy_out;
+	long		(*fn)(struct twd_ctx *ctx, union twd_ucmd *u);
+};
+
+#define TWD_IOCTL_OP(_cmd, _fn, _struct, _out)			\
+	{							\
+		.cmd = _cmd,					\
+		.size = sizeof(struct _struct),			\
+		.copy_out = _out,				\
+		.fn = _fn,					\
+	}
+
+static const struct twd_ioctl_op twd_ioctl_ops[] = {
+	TWD_IOCTL_OP(TWHEEL_IOC_VERSION, twd_ioc_version, twheel_version, true),
+	TWD_IOCTL_OP(TWHEEL_IOC_ARM, twd_ioc_arm, twheel_arm, false),
+	TWD_IOCTL_OP(TWHEEL_IOC_ARM_BATCH, twd_ioc_arm_batch, twheel_arm_batch,
+		     false),
+	TWD_IOCTL_OP(TWHEEL_IOC_CANCEL, twd_ioc_cancel, twheel_cancel, false),
+	TWD_IOCTL_OP(TWHEEL_IOC_CANCEL_BATCH, twd_ioc_cancel_batch,
+		     twheel_cancel_batch, false),
+	TWD_IOCTL_OP(TWHEEL_IOC_MODIFY, twd_ioc_modify, twheel_modify, false),
+	TWD_IOCTL_OP(TWHEEL_IOC_QUERY, twd_ioc_query, twheel_query, true),
+	TWD_IOCTL_OP(TWHEEL_IOC_CANCEL_ALL, twd_ioc_cancel_all,
+		     twheel_cancel_all, false),
+};
+
+/* The struct's own size field, not the ioctl number, gives its size. */
+static const struct twd_ioctl_op *twd_ioctl_op(unsigned int cmd)
+{
+	const unsigned int mask = ~(_IOC_SIZEMASK << _IOC_SIZESHIFT);
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(twd_ioctl_ops); i++)
+		if (!((cmd ^ twd_ioctl_ops[i].cmd) & mask))
+			return &twd_ioctl_ops[i];
+	return NULL;
+}
+
+static long twd_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct twd_ctx *ctx = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	const struct twd_ioctl_op *op;
+	union twd_ucmd u;
+	u32 usize;
+	long ret;
+
+	op = twd_ioctl_op(cmd);
+	if (!op)
+		return -ENOTTY;
+
+	if (get_user(usize, (u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < op->size)
+		return -EINVAL;
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
+	ret = copy_struct_from_user(&u, op->size, uarg, usize);
+	if (ret)
+		return ret;
+
+	ret = op->fn(ctx, &u);
+	if (ret >= 0 && op->copy_out && copy_to_user(uarg, &u, op->size))
+		return -EFAULT;
+	return ret;
+}
+
+/* ---- read() and poll() ---- */
+
+/**
+ * struct twd_chunk - events taken off the ready list, to be copied out
+ * @ev:		the events
+ * @timer:	their timers
+ */
+struct twd_chunk {
+	struct twheel_event	ev[TWD_READ_CHUNK];
+	struct twd_timer	*timer[TWD_READ_CHUNK];
+};
+
+/* Take up to @max events off the ready list into @c. */
+static unsigned int twd_take(struct twd_ctx *ctx, struct twd_chunk *c,
+			     unsigned int max)
+{
+	unsigned int n = 0;
+
+	lockdep_assert_held(&ctx->mutex);
+
+	spin_lock_irq(&ctx->wqh.lock);
+	while (n < max && !list_empty(&ctx->ready)) {
+		struct twd_timer *t = list_first_entry(&ctx->ready,
+						       struct twd_timer, ready);
+		struct twheel_event *ev = &c->ev[n];
+
+		list_del_init(&t->ready);
+		ev->key = t->key;
+		ev->data = t->data;
+		ev->deadline_ns = t->deadline;
+		ev->fire_ns = t->fired_at;
+		ev->overruns = t->overruns;
+		ev->flags = t->flags & TWD_LAST ? TWHEEL_EVENT_LAST : 0;
+		c->timer[n++] = t;
+	}
+	ctx->nqueued -= n;
+	ctx->delivered += n;
+	spin_unlock_irq(&ctx->wqh.lock);
+	return n;
+}
+
+/* Copying @c out failed: put its events back, in front, losing none. */
+static void twd_untake(struct twd_ctx *ctx, struct twd_chunk *c,
+		       unsigned int n)
+{
+	lockdep_assert_held(&ctx->mutex);
+
+	spin_lock_irq(&ctx->wqh.lock);
+	ctx->delivered -= n;
+	while (n--) {
+		struct twd_timer *t = c->timer[n];
+
+		if (list_empty(&t->ready)) {
+			list_add(&t->ready, &ctx->ready);
+			ctx->nqueued++;
+		} else {
+			/* It fired again meanwhile: fold the old event in. */
+			t->overruns = min_t(u64, (u64)t->overruns +
+					    c->ev[n].overruns + 1, U32_MAX);
+		}
+	}
+	spin_unlock_irq(&ctx->wqh.lock);
+}
+
+/* The events of @c are read: free the timers they finished. */
+static void twd_reap(struct twd_ctx *ctx, struct twd_chunk *c, unsigned int n)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&ctx->mutex);
+
+	for (i = 0; i < n; i++) {
+		if (!(c->ev[i].flags & TWHEEL_EVENT_LAST))
+			continue;
+		twd_hash_remove(ctx, c->timer[i]);
+		twd_timer_free(ctx, c->timer[i]);
+	}
+}
+
+/* Copy up to @max events to @buf; returns bytes copied or -EFAULT. */
+static ssize_t twd_read_events(struct twd_ctx *ctx, char __user *buf,
+			       size_t max)
+{
+	struct twd_chunk c;
+	ssize_t done = 0;
+	unsigned int n;
+
+	lockdep_assert_held(&ctx->mutex);
+
+	while (max) {
+		n = twd_take(ctx, &c, min_t(size_t, max, TWD_READ_CHUNK));
+		if (!n)
+			break;
+		if (copy_to_user(buf + done, c.ev, n * sizeof(c.ev[0]))) {
+			twd_untake(ctx, &c, n);
+			return done ? done : -EFAULT;
+		}
+		twd_reap(ctx, &c, n);
+		done += n * sizeof(c.ev[0]);
+		max -= n;
+	}
+	return done;
+}
+
+static bool twd_ready(struct twd_ctx *ctx)
+{
+	lockdep_assert_held(&ctx->wqh.lock);
+
+	return !list_empty(&ctx->ready);
+}
+
+/* Wait for an event, unless @nonblock; 0 when there may be one. */
+static int twd_wait_ready(struct twd_ctx *ctx, bool nonblock)
+{
+	int ret = 0;
+
+	spin_lock_irq(&ctx->wqh.lock);
+	if (nonblock && list_empty(&ctx->ready))
+		ret = -EAGAIN;
+	else
+		ret = wait_event_interruptible_locked_irq(ctx->wqh,
+							  twd_ready(ctx));
+	spin_unlock_irq(&ctx->wqh.lock);
+	return ret;
+}
+
+static ssize_t twd_read(struct file *file, char __user *buf, size_t count,
+			loff_t *ppos)
+{
+	struct twd_ctx *ctx = file->private_data;
+	ssize_t ret;
+
+	if (count < sizeof(struct twheel_event))
+		return -EINVAL;
+	/* Another reader may take the events between the wait and the copy. */
+	do {
+		ret = twd_wait_ready(ctx, file->f_flags & O_NONBLOCK);
+		if (ret)
+			return ret;
+		ret = mutex_lock_interruptible(&ctx->mutex);
+		if (ret)
+			return ret;
+		ret = twd_read_events(ctx, buf,
+				      count / sizeof(struct twheel_event));
+		mutex_unlock(&ctx->mutex);
+	} while (!ret);
+	return ret;
+}
+
+static __poll_t twd_poll(struct file *file, poll_table *wait)
+{
+	struct twd_ctx *ctx = file->private_data;
+	__poll_t events = 0;
+
+	poll_wait(file, &ctx->wqh, wait);
+	spin_lock_irq(&ctx->wqh.lock);
+	if (!list_empty(&ctx->ready))
+		events = EPOLLIN | EPOLLRDNORM;
+	spin_unlock_irq(&ctx->wqh.lock);
+	return events;
+}
+
+/* ---- open(), release(), fdinfo ---- */
+
+static int twd_open(struct inode *inode, struct file *file)
+{
+	struct twd_ctx *ctx;
+	int ret = -ENOMEM;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
+	if (!ctx)
+		return -ENOMEM;
+	ctx->hash_bits = TWD_HASH_MIN_BITS;
+	ctx->buckets = kvcalloc(BIT(ctx->hash_bits), sizeof(*ctx->buckets),
+				GFP_KERNEL_ACCOUNT);
+	if (!ctx->buckets)
+		goto out_free_ctx;
+	ctx->user = twd_user_get(current_uid());
+	if (!ctx->user)
+		goto out_free_buckets;
+	mutex_init(&ctx->mutex);
+	init_waitqueue_head(&ctx->wqh);
+	INIT_LIST_HEAD(&ctx->ready);
+	get_random_bytes(&ctx->hash_key, sizeof(ctx->hash_key));
+	file->private_data = ctx;
+	return stream_open(inode, file);
+
+out_free_buckets:
+	kvfree(ctx->buckets);
+out_free_ctx:
+	kfree(ctx);
+	return ret;
+}
+
+static int twd_release(struct inode *inode, struct file *file)
+{
+	struct twd_ctx *ctx = file->private_data;
+
+	mutex_lock(&ctx->mutex);
+	twd_cancel_all(ctx);
+	mutex_unlock(&ctx->mutex);
+	WARN_ON_ONCE(!list_empty(&ctx->ready));
+	twd_user_put(ctx->user);
+	mutex_destroy(&ctx->mutex);
+	kvfree(ctx->buckets);
+	kfree(ctx);
+	return 0;
+}
+
+static void twd_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct twd_ctx *ctx = file->private_data;
+	u64 armed, cancelled, fired, overruns, delivered;
+	unsigned int ntimers, nqueued;
+
+	mutex_lock(&ctx->mutex);
+	ntimers = ctx->ntimers;
+	armed = ctx->armed;
+	cancelled = ctx->cancelled;
+	spin_lock_irq(&ctx->wqh.lock);
+	nqueued = ctx->nqueued;
+	fired = ctx->fired;
+	overruns = ctx->overruns;
+	delivered = ctx->delivered;
+	spin_unlock_irq(&ctx->wqh.lock);
+	mutex_unlock(&ctx->mutex);
+
+	seq_printf(m, "timers:\t%u\nqueued:\t%u\n", ntimers, nqueued);
+	seq_printf(m, "armed:\t%llu\ncancelled:\t%llu\nfired:\t%llu\n",
+		   armed, cancelled, fired);
+	seq_printf(m, "overruns:\t%llu\ndelivered:\t%llu\n", overruns,
+		   delivered);
+}
+
+static const struct file_operations twd_fops = {
+	.owner		= THIS_MODULE,
+	.open		= twd_open,
+	.release	= twd_release,
+	.read		= twd_read,
+	.poll		= twd_poll,
+	.unlocked_ioctl	= twd_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.show_fdinfo	= twd_show_fdinfo,
+	.llseek		= no_llseek,
+};
+
+static struct miscdevice twd_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "twheel",
+	.fops	= &twd_fops,
+	.mode	= 0666,
+};
+
+static int __init twd_init(void)
+{
+	int ret;
+
+	static_assert(sizeof(struct twd_timer) <= 144);
+	twd_cache = kmem_cache_create("twheel_dev_timer",
+				      sizeof(struct twd_timer), 0,
+				      SLAB_ACCOUNT, NULL);
+	if (!twd_cache)
+		return -ENOMEM;
+	ret = misc_register(&twd_misc);
+	if (ret)
+		goto out_destroy_cache;
+	pr_info("/dev/%s: tick %llu ns, %u timers per file, %u per user\n",
+		twd_misc.name, twheel_tick_ns(), max_timers, max_user_timers);
+	return 0;
+
+out_destroy_cache:
+	kmem_cache_destroy(twd_cache);
+	return ret;
+}
+
+static void __exit twd_exit(void)
+{
+	misc_deregister(&twd_misc);
+	kmem_cache_destroy(twd_cache);
+}
+
+module_init(twd_init);
+module_exit(twd_exit);
+
+MODULE_DESCRIPTION("/dev/twheel: many keyed timers on one file descriptor");
+MODULE_AUTHOR("The twheel authors");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * /dev/twheel - many keyed timers on one file descriptor
+ *
+ * Copyright (C) 2026 The twheel authors
+ *
+ * See Documentation/twheel-uapi.rst for the full description.
+ */
+#ifndef _UAPI_LINUX_TWHEEL_H
+#define _UAPI_LINUX_TWHEEL_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+/**
+ * DOC: General ioctl format
+ *
+ * Each open of /dev/twheel is an independent set of timers, each named by a
+ * 64-bit key chosen by the caller. Timers fire on CLOCK_MONOTONIC with the
+ * wheel's tick precision (never early, at most one tick plus the softirq
+ * latency late) and are reported by read() as struct twheel_event records.
+ *
+ * Every ioctl takes a pointer to a struct that starts with a __u32 @size:
+ * the caller's sizeof of the struct, so that structs can grow at their end.
+ * A size smaller than the first version fails with -EINVAL; a larger one is
+ * accepted if the bytes unknown to the kernel are zero, else -E2BIG. The
+ * size encoded in the ioctl number is that of the first version and is not
+ * checked: the @size field is authoritative. Every __reserved field must be
+ * zero and every unknown @flags bit must be clear, else -EINVAL.
+ *
+ * ioctl magic 0xB9 (free in Documentation/userspace-api/ioctl/ioctl-number.rst
+ * of v6.1), numbers 0x00-0x0F.
+ *
+ * Error codes common to all ioctls:
+ *
+ * - ENOTTY: unknown ioctl
+ * - EFAULT: a pointer (the argument or one inside the struct) is invalid
+ * - EINVAL: short @size, unknown @flags bit, nonzero __reserved field, or a
+ *   value out of its domain (e.g. a period below one tick)
+ * - E2BIG: @size is larger than the kernel knows and the tail is not zero,
+ *   or @size is larger than a page
+ * - ERANGE: the deadline lies beyond the wheel's range (KTIME_MAX ns)
+ * - ENOENT: no timer with that key (or, for MODIFY, not pending any more)
+ * - EEXIST: a timer with that key exists and TWHEEL_ARM_REPLACE was not set
+ * - ENOSPC: the per-file or per-user timer limit is reached
+ * - ENOMEM: out of memory; nothing was changed
+ */
+
+#define TWHEEL_IOC_MAGIC	0xB9
+
+/* The version of this interface, see TWHEEL_IOC_VERSION. */
+#define TWHEEL_API		1
+
+/* Features of TWHEEL_API 1, all reported by TWHEEL_IOC_VERSION. */
+#define TWHEEL_FEATURE_ABS		(1ULL << 0)	/* absolute deadlines */
+#define TWHEEL_FEATURE_PERIODIC		(1ULL << 1)	/* period and count */
+#define TWHEEL_FEATURE_REPLACE		(1ULL << 2)	/* TWHEEL_ARM_REPLACE */
+#define TWHEEL_FEATURE_BATCH		(1ULL << 3)	/* *_BATCH ioctls */
+#define TWHEEL_FEATURE_MODIFY		(1ULL << 4)	/* TWHEEL_IOC_MODIFY */
+
+/* A count of 0 (arm, modify) asks for a periodic timer that never stops. */
+#define TWHEEL_COUNT_FOREVER	0xffffffffU	/* as reported by QUERY */
+
+/**
+ * struct twheel_version - TWHEEL_IOC_VERSION: the handshake
+ * @size: sizeof(struct twheel_version)
+ * @api: in: TWHEEL_API the caller was built for; out: TWHEEL_API of the kernel
+ * @features: out: TWHEEL_FEATURE_* bits the kernel supports
+ * @tick_ns: out: the wheel tick: every timer fires within one tick (plus
+ *	softirq latency) after its deadline, never before it
+ * @min_period_ns: out: the smallest period accepted (one tick)
+ * @max_timers: out: the limit of timers per open file
+ * @max_user_timers: out: the limit of timers per user, over all files
+ * @event_size: out: sizeof(struct twheel_event) as read() returns it
+ * @__reserved: must be 0
+ *
+ * Call it first. It fails with -EINVAL if @api is not one the kernel
+ * implements.
+ */
+struct twheel_version {
+	__u32 size;
+	__u32 api;
+	__aligned_u64 features;
+	__aligned_u64 tick_ns;
+	__aligned_u64 min_period_ns;
+	__u32 max_timers;
+	__u32 max_user_timers;
+	__u32 event_size;
+	__u32 __reserved;
+};
+
+/* Flags of struct twheel_arm and struct twheel_modify */
+#define TWHEEL_ARM_ABS		(1U << 0)	/* @expiry_ns is CLOCK_MONOTONIC */
+#define TWHEEL_ARM_REPLACE	(1U << 1)	/* replace a timer with this key */
+#define TWHEEL_MODIFY_PERIOD	(1U << 2)	/* also set @period_ns, @count */
+
+/**
+ * struct twheel_arm - TWHEEL_IOC_ARM: arm a timer
+ * @size: sizeof(struct twheel_arm)
+ * @flags: TWHEEL_ARM_ABS: @expiry_ns is an absolute CLOCK_MONOTONIC time,
+ *	else nanoseconds from now; TWHEEL_ARM_REPLACE: a timer with @key is
+ *	cancelled (its unread event discarded) and replaced atomically, else
+ *	an existing @key fails with -EEXIST
+ * @key: the caller's name of the timer, unique in the file
+ * @data: returned in every event of the timer
+ * @expiry_ns: the first deadline; a deadline in the past fires at once
+ * @period_ns: 0 for a one-shot timer, else the time between deadlines,
+ *	at least one tick (twheel_version.min_period_ns)
+ * @count: number of fires of a periodic timer, 0 for no limit; must be 0
+ *	for a one-shot timer
+ * @__reserved: must be 0
+ */
+struct twheel_arm {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 key;
+	__aligned_u64 data;
+	__aligned_u64 expiry_ns;
+	__aligned_u64 period_ns;
+	__u32 count;
+	__u32 __reserved;
+};
+
+/**
+ * struct twheel_arm_batch - TWHEEL_IOC_ARM_BATCH: arm many timers
+ * @size: sizeof(struct twheel_arm_batch)
+ * @flags: must be 0
+ * @entries: user pointer to @count struct twheel_arm, @entry_size apart
+ * @status: user pointer to @count __s32: 0 or the -errno of each entry
+ * @count: number of entries
+ * @entry_size: sizeof(struct twheel_arm); each entry's @size must equal it
+ *
+ * Every entry is processed, as TWHEEL_IOC_ARM would; a bad entry does not
+ * stop the others. The ioctl returns the number of timers armed, or an
+ * error for a bad batch header (or an unwritable @status array, which is
+ * checked before any entry is processed).
+ */
+struct twheel_arm_batch {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 entries;
+	__aligned_u64 status;
+	__u32 count;
+	__u32 entry_size;
+};
+
+/**
+ * struct twheel_cancel - TWHEEL_IOC_CANCEL: cancel a timer by key
+ * @size: sizeof(struct twheel_cancel)
+ * @flags: must be 0
+ * @key: the timer
+ *
+ * The timer is stopped, its unread event (if any) discarded and its key
+ * freed.
+ */
+struct twheel_cancel {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 key;
+};
+
+/**
+ * struct twheel_cancel_batch - TWHEEL_IOC_CANCEL_BATCH: cancel many timers
+ * @size: sizeof(struct twheel_cancel_batch)
+ * @flags: must be 0
+ * @keys: user pointer to @count __u64 keys
+ * @status: user pointer to @count __s32: 0 or -ENOENT (or -EFAULT)
+ * @count: number of keys
+ * @__reserved: must be 0
+ *
+ * Returns the number of timers cancelled.
+ */
+struct twheel_cancel_batch {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 keys;
+	__aligned_u64 status;
+	__u32 count;
+	__u32 __reserved;
+};
+
+/**
+ * struct twheel_modify - TWHEEL_IOC_MODIFY: move a pending timer
+ * @size: sizeof(struct twheel_modify)
+ * @flags: TWHEEL_ARM_ABS as for arming; TWHEEL_MODIFY_PERIOD: also set
+ *	@period_ns and @count, which take effect from the next fire
+ * @key: the timer
+ * @expiry_ns: the new deadline
+ * @period_ns: with TWHEEL_MODIFY_PERIOD, as for arming; else must be 0
+ * @count: with TWHEEL_MODIFY_PERIOD, as for arming; else must be 0
+ * @__reserved: must be 0
+ *
+ * Fails with -ENOENT if no timer has @key or if it is not pending (a
+ * one-shot timer that has fired).
+ */
+struct twheel_modify {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 key;
+	__aligned_u64 expiry_ns;
+	__aligned_u64 period_ns;
+	__u32 count;
+	__u32 __reserved;
+};
+
+/* twheel_query.state bits */
+#define TWHEEL_STATE_PENDING	(1U << 0)	/* armed, will fire */
+#define TWHEEL_STATE_QUEUED	(1U << 1)	/* an event waits to be read */
+#define TWHEEL_STATE_DONE	(1U << 2)	/* fired its last, event unread */
+
+/**
+ * struct twheel_query - TWHEEL_IOC_QUERY: the state of a timer
+ * @size: sizeof(struct twheel_query)
+ * @flags: must be 0
+ * @key: in: the timer
+ * @state: out: TWHEEL_STATE_* bits
+ * @fires_left: out: fires still to come: 0 when not pending, 1 for a
+ *	pending one-shot, TWHEEL_COUNT_FOREVER for an unlimited periodic one
+ * @remaining_ns: out: time until the next deadline, 0 if not pending
+ * @deadline_ns: out: the next deadline (CLOCK_MONOTONIC) if pending, else
+ *	the last one delivered
+ * @period_ns: out: the period, 0 for a one-shot timer
+ * @data: out: the timer's data
+ * @overruns: out: overruns of the queued event so far
+ * @__reserved: must be 0
+ */
+struct twheel_query {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 key;
+	__u32 state;
+	__u32 fires_left;
+	__aligned_u64 remaining_ns;
+	__aligned_u64 deadline_ns;
+	__aligned_u64 period_ns;
+	__aligned_u64 data;
+	__u32 overruns;
+	__u32 __reserved;
+};
+
+/**
+ * struct twheel_cancel_all - TWHEEL_IOC_CANCEL_ALL: cancel every timer
+ * @size: sizeof(struct twheel_cancel_all)
+ * @flags: must be 0
+ *
+ * Returns the number of timers cancelled; unread events are discarded.
+ */
+struct twheel_cancel_all {
+	__u32 size;
+	__u32 flags;
+};
+
+/* twheel_event.flags */
+#define TWHEEL_EVENT_LAST	(1U << 0)	/* the timer's last fire */
+
+/**
+ * struct twheel_event - a fire of a timer, as read() returns it
+ * @key: the timer's key
+ * @data: the timer's data
+ * @deadline_ns: the deadline this event delivers (CLOCK_MONOTONIC); the
+ *	latest one when @overruns > 0
+ * @fire_ns: when the timer fired for @deadline_ns (CLOCK_MONOTONIC), in
+ *	[@deadline_ns, @deadline_ns + tick + softirq latency]
+ * @overruns: earlier deadlines of this timer that passed since its
+ *	previous event and are folded into this one (saturates at 2^32 - 1)
+ * @flags: TWHEEL_EVENT_LAST: the timer's last fire; its key is free once
+ *	this event has been read
+ *
+ * A timer has at most one event waiting: a fire while its event is unread
+ * adds to @overruns, so the queue is bounded and no expiry is lost.
+ */
+struct twheel_event {
+	__aligned_u64 key;
+	__aligned_u64 data;
+	__aligned_u64 deadline_ns;
+	__aligned_u64 fire_ns;
+	__u32 overruns;
+	__u32 flags;
+};
+
+#define TWHEEL_IOC_VERSION	_IOWR(TWHEEL_IOC_MAGIC, 0x00, struct twheel_version)
+#define TWHEEL_IOC_ARM		_IOW(TWHEEL_IOC_MAGIC, 0x01, struct twheel_arm)
+#define TWHEEL_IOC_ARM_BATCH	_IOW(TWHEEL_IOC_MAGIC, 0x02, struct twheel_arm_batch)
+#define TWHEEL_IOC_CANCEL	_IOW(TWHEEL_IOC_MAGIC, 0x03, struct twheel_cancel)
+#define TWHEEL_IOC_CANCEL_BATCH	_IOW(TWHEEL_IOC_MAGIC, 0x04, struct twheel_cancel_batch)
+#define TWHEEL_IOC_MODIFY	_IOW(TWHEEL_IOC_MAGIC, 0x05, struct twheel_modify)
+#define TWHEEL_IOC_QUERY	_IOWR(TWHEEL_IOC_MAGIC, 0x06, struct twheel_query)
+#define TWHEEL_IOC_CANCEL_ALL	_IOW(TWHEEL_IOC_MAGIC, 0x07, struct twheel_cancel_all)
+
+#endif /* _UAPI_LINUX_TWHEEL_H */
