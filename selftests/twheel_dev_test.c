@@ -1,0 +1,544 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/twheel selftests: arming, firing, reading, periodic timers, cancel,
+ * modify, query, replace, batches, poll/epoll, overruns, sharing.
+ */
+#include <assert.h>
+#include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/wait.h>
+
+#include "twheel_test.h"
+#include "kselftest_harness.h"
+
+FIXTURE(dev) {
+	int fd;
+	struct twheel_version v;
+};
+
+FIXTURE_SETUP(dev)
+{
+	self->fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, tw_version(self->fd, &self->v));
+}
+
+FIXTURE_TEARDOWN(dev)
+{
+	close(self->fd);
+}
+
+TEST_F(dev, version)
+{
+	EXPECT_EQ(TWHEEL_API, self->v.api);
+	EXPECT_EQ(sizeof(struct twheel_event), self->v.event_size);
+	EXPECT_LT(0, self->v.tick_ns);
+	EXPECT_EQ(self->v.tick_ns, self->v.min_period_ns);
+	EXPECT_LT(0, self->v.max_timers);
+	EXPECT_NE(0, self->v.features & TWHEEL_FEATURE_BATCH);
+	TH_LOG("tick %llu ns, %u timers per file, %u per user",
+	       (unsigned long long)self->v.tick_ns, self->v.max_timers,
+	       self->v.max_user_timers);
+}
+
+/* One-shot: key, data, deadline and kernel lateness; then the key is free. */
+TEST_F(dev, arm_fire_read)
+{
+	struct twheel_event ev;
+	struct twheel_query q;
+	uint64_t before, after;
+
+	before = tw_now();
+	ASSERT_EQ(0, tw_arm(self->fd, 42, 0xdeadbeef, 20 * MS, 0, 0, 0));
+	after = tw_now();
+	ASSERT_EQ(sizeof(ev), read(self->fd, &ev, sizeof(ev)));
+	EXPECT_LE(ev.deadline_ns, tw_now());
+	EXPECT_EQ(42, ev.key);
+	EXPECT_EQ(0xdeadbeef, ev.data);
+	EXPECT_LE(before + 20 * MS, ev.deadline_ns);
+	EXPECT_GE(after + 20 * MS, ev.deadline_ns);
+	EXPECT_TRUE(tw_late_ok(&ev, self->v.tick_ns));
+	EXPECT_EQ(0, ev.overruns);
+	EXPECT_EQ(TWHEEL_EVENT_LAST, ev.flags);
+	TH_LOG("late %llu us", (unsigned long long)(ev.fire_ns - ev.deadline_ns) / 1000);
+	EXPECT_EQ(-ENOENT, tw_query(self->fd, 42, &q));
+	EXPECT_EQ(0, tw_arm(self->fd, 42, 1, 0, 0, 0, 0));
+}
+
+TEST_F(dev, absolute_deadline)
+{
+	uint64_t deadline = tw_now() + 30 * MS;
+	struct twheel_event ev;
+
+	ASSERT_EQ(0, tw_arm(self->fd, 1, 2, deadline, 0, 0, TWHEEL_ARM_ABS));
+	ASSERT_EQ(1, tw_read_n(self->fd, &ev, 1, 5000));
+	EXPECT_EQ(deadline, ev.deadline_ns);
+	EXPECT_TRUE(tw_late_ok(&ev, self->v.tick_ns));
+}
+
+TEST_F(dev, past_deadline_fires_at_once)
+{
+	struct twheel_event ev;
+
+	ASSERT_EQ(0, tw_arm(self->fd, 1, 2, 1, 0, 0, TWHEEL_ARM_ABS));
+	ASSERT_EQ(1, tw_read_n(self->fd, &ev, 1, 5000));
+	EXPECT_EQ(1, ev.key);
+	EXPECT_LE(ev.deadline_ns, ev.fire_ns);
+}
+
+/* Periodic with count N: N expiries in all, the last one flagged. */
+TEST_F(dev, periodic_count)
+{
+	const uint64_t period = 10 * MS > self->v.tick_ns ? 10 * MS : self->v.tick_ns;
+	struct twheel_event ev[8];
+	unsigned int expiries = 0, events = 0, last = 0;
+	uint64_t prev = 0;
+	int i, n;
+
+	ASSERT_EQ(0, tw_arm(self->fd, 7, 70, period, period, 5, 0));
+	while (!last && (n = tw_read_n(self->fd, ev, 1, 5000)) > 0) {
+		for (i = 0; i < n; i++) {
+			EXPECT_EQ(7, ev[i].key);
+			EXPECT_EQ(70, ev[i].data);
+			EXPECT_TRUE(tw_late_ok(&ev[i], self->v.tick_ns));
+			EXPECT_LT(prev, ev[i].deadline_ns);
+			prev = ev[i].deadline_ns;
+			expiries += 1 + ev[i].overruns;
+			events++;
+			last = ev[i].flags & TWHEEL_EVENT_LAST;
+			if (!last)
+				EXPECT_LT(expiries, 5);
+		}
+	}
+	EXPECT_TRUE(last);
+	EXPECT_EQ(5, expiries);
+	TH_LOG("%u events for 5 expiries", events);
+	EXPECT_TRUE(tw_quiet_for(self->fd, 50));
+	EXPECT_EQ(0, tw_arm(self->fd, 7, 0, 0, 0, 0, 0));
+}
+
+TEST_F(dev, cancel_before_fire)
+{
+	struct twheel_query q;
+
+	ASSERT_EQ(0, tw_arm(self->fd, 3, 0, 50 * MS, 0, 0, 0));
+	ASSERT_EQ(0, tw_cancel(self->fd, 3));
+	EXPECT_EQ(-ENOENT, tw_cancel(self->fd, 3));
+	EXPECT_EQ(-ENOENT, tw_query(self->fd, 3, &q));
+	EXPECT_TRUE(tw_quiet_for(self->fd, 150));
+}
+
+/* Cancelling a fired timer whose event is unread discards the event. */
+TEST_F(dev, cancel_discards_event)
+{
+	ASSERT_EQ(0, tw_arm(self->fd, 3, 0, 0, 0, 0, 0));
+	ASSERT_FALSE(tw_quiet_for(self->fd, 5000));
+	ASSERT_EQ(0, tw_cancel(self->fd, 3));
+	EXPECT_TRUE(tw_quiet_for(self->fd, 0));
+	EXPECT_EQ(0, tw_fdinfo(self->fd, "queued"));
+}
+
+TEST_F(dev, modify_moves_fire)
+{
+	struct twheel_modify m = { .size = sizeof(m), .key = 9,
+				   .flags = TWHEEL_ARM_ABS };
+	struct twheel_event ev;
+	struct twheel_query q;
+
+	/* Earlier: 10 s becomes 30 ms. */
+	ASSERT_EQ(0, tw_arm(self->fd, 9, 0, 10000 * MS, 0, 0, 0));
+	m.expiry_ns = tw_now() + 30 * MS;
+	ASSERT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_MODIFY, &m));
+	ASSERT_EQ(1, tw_read_n(self->fd, &ev, 1, 5000));
+	EXPECT_EQ(m.expiry_ns, ev.deadline_ns);
+	EXPECT_TRUE(tw_late_ok(&ev, self->v.tick_ns));
+
+	/* Later: 200 ms becomes 10 s. */
+	ASSERT_EQ(0, tw_arm(self->fd, 9, 0, 200 * MS, 0, 0, 0));
+	m.flags = 0;
+	m.expiry_ns = 10000 * MS;
+	ASSERT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_MODIFY, &m));
+	EXPECT_TRUE(tw_quiet_for(self->fd, 400));
+	ASSERT_EQ(0, tw_query(self->fd, 9, &q));
+	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
+	EXPECT_LT(9000 * MS, q.remaining_ns);
+}
+
+TEST_F(dev, modify_period)
+{
+	struct twheel_modify m = {
+		.size = sizeof(m), .key = 4, .flags = TWHEEL_MODIFY_PERIOD,
+		.expiry_ns = 20 * MS, .period_ns = self->v.tick_ns * 5,
+		.count = 3,
+	};
+	struct twheel_event ev[3];
+	unsigned int expiries = 0;
+	int i, n;
+
+	ASSERT_EQ(0, tw_arm(self->fd, 4, 0, 10000 * MS, 0, 0, 0));
+	ASSERT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_MODIFY, &m));
+	n = tw_read_n(self->fd, ev, 3, 5000);
+	for (i = 0; i < n; i++)
+		expiries += 1 + ev[i].overruns;
+	ASSERT_LT(0, n);
+	EXPECT_EQ(3, expiries);
+	EXPECT_EQ(TWHEEL_EVENT_LAST, ev[n - 1].flags);
+}
+
+/* A fired one-shot cannot be moved: -ENOENT; its event stays readable. */
+TEST_F(dev, modify_fired)
+{
+	struct twheel_modify m = { .size = sizeof(m), .key = 5,
+				   .expiry_ns = 10 * MS };
+	struct twheel_event ev;
+	struct twheel_query q;
+
+	ASSERT_EQ(0, tw_arm(self->fd, 5, 0, 0, 0, 0, 0));
+	ASSERT_FALSE(tw_quiet_for(self->fd, 5000));
+	EXPECT_EQ(-ENOENT, tw_ioctl(self->fd, TWHEEL_IOC_MODIFY, &m));
+	ASSERT_EQ(0, tw_query(self->fd, 5, &q));
+	EXPECT_EQ(TWHEEL_STATE_QUEUED | TWHEEL_STATE_DONE, q.state);
+	EXPECT_EQ(0, q.fires_left);
+	ASSERT_EQ(sizeof(ev), read(self->fd, &ev, sizeof(ev)));
+	EXPECT_EQ(-ENOENT, tw_query(self->fd, 5, &q));
+}
+
+TEST_F(dev, query)
+{
+	struct twheel_query q;
+	uint64_t now;
+
+	ASSERT_EQ(0, tw_arm(self->fd, 1, 11, 100 * MS, 0, 0, 0));
+	ASSERT_EQ(0, tw_arm(self->fd, 2, 22, 100 * MS, 100 * MS, 0, 0));
+	ASSERT_EQ(0, tw_arm(self->fd, 3, 33, 100 * MS, 100 * MS, 3, 0));
+	now = tw_now();
+
+	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
+	EXPECT_EQ(1, q.fires_left);
+	EXPECT_EQ(11, q.data);
+	EXPECT_EQ(0, q.period_ns);
+	EXPECT_GE(100 * MS, q.remaining_ns);
+	EXPECT_LE(now, q.deadline_ns);
+
+	ASSERT_EQ(0, tw_query(self->fd, 2, &q));
+	EXPECT_EQ(TWHEEL_COUNT_FOREVER, q.fires_left);
+	EXPECT_EQ(100 * MS, q.period_ns);
+	EXPECT_EQ(22, q.data);
+
+	ASSERT_EQ(0, tw_query(self->fd, 3, &q));
+	EXPECT_EQ(3, q.fires_left);
+	EXPECT_EQ(-ENOENT, tw_query(self->fd, 4, &q));
+}
+
+TEST_F(dev, replace_vs_eexist)
+{
+	struct twheel_event ev;
+
+	ASSERT_EQ(0, tw_arm(self->fd, 5, 1, 10000 * MS, 0, 0, 0));
+	EXPECT_EQ(-EEXIST, tw_arm(self->fd, 5, 2, 10 * MS, 0, 0, 0));
+	ASSERT_EQ(0, tw_arm(self->fd, 5, 3, 30 * MS, 0, 0, TWHEEL_ARM_REPLACE));
+	ASSERT_EQ(1, tw_read_n(self->fd, &ev, 1, 5000));
+	EXPECT_EQ(5, ev.key);
+	EXPECT_EQ(3, ev.data);
+	EXPECT_EQ(TWHEEL_EVENT_LAST, ev.flags);
+	EXPECT_TRUE(tw_quiet_for(self->fd, 100));
+	/* REPLACE of a key that does not exist simply arms it. */
+	EXPECT_EQ(0, tw_arm(self->fd, 6, 0, 10000 * MS, 0, 0, TWHEEL_ARM_REPLACE));
+}
+
+/* Replacing a fired timer discards its unread event. */
+TEST_F(dev, replace_discards_event)
+{
+	struct twheel_query q;
+
+	ASSERT_EQ(0, tw_arm(self->fd, 5, 1, 0, 0, 0, 0));
+	ASSERT_FALSE(tw_quiet_for(self->fd, 5000));
+	EXPECT_EQ(-EEXIST, tw_arm(self->fd, 5, 2, 0, 0, 0, 0));
+	ASSERT_EQ(0, tw_arm(self->fd, 5, 2, 10000 * MS, 0, 0, TWHEEL_ARM_REPLACE));
+	EXPECT_TRUE(tw_quiet_for(self->fd, 0));
+	ASSERT_EQ(0, tw_query(self->fd, 5, &q));
+	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
+	EXPECT_EQ(2, q.data);
+}
+
+/* One bad entry in the middle of a batch hides none of the others. */
+TEST_F(dev, batch_bad_entry)
+{
+	struct twheel_arm a[5];
+	int32_t status[5];
+	struct twheel_arm_batch b = {
+		.size = sizeof(b), .entries = (uintptr_t)a,
+		.status = (uintptr_t)status, .count = 5,
+		.entry_size = sizeof(a[0]),
+	};
+	struct twheel_event ev[3];
+	int i, seen = 0;
+
+	for (i = 0; i < 5; i++)
+		a[i] = tw_arm_rel(100 + i, i, 20 * MS);
+	a[2].flags = 0x80000000;	/* unknown flag */
+	a[3].key = 100;			/* duplicate of a[0] */
+	memset(status, 0x55, sizeof(status));
+	ASSERT_EQ(3, tw_ioctl_ret(self->fd, TWHEEL_IOC_ARM_BATCH, &b));
+	EXPECT_EQ(0, status[0]);
+	EXPECT_EQ(0, status[1]);
+	EXPECT_EQ(-EINVAL, status[2]);
+	EXPECT_EQ(-EEXIST, status[3]);
+	EXPECT_EQ(0, status[4]);
+	ASSERT_EQ(3, tw_read_n(self->fd, ev, 3, 5000));
+	for (i = 0; i < 3; i++) {
+		seen |= 1 << (ev[i].key - 100);
+		EXPECT_EQ(ev[i].key - 100, ev[i].data);
+		EXPECT_TRUE(tw_late_ok(&ev[i], self->v.tick_ns));
+	}
+	EXPECT_EQ(0x13, seen);
+	EXPECT_TRUE(tw_quiet_for(self->fd, 50));
+}
+
+TEST_F(dev, cancel_batch)
+{
+	uint64_t keys[3] = { 1, 999, 3 };
+	int32_t status[3];
+	struct twheel_cancel_batch b = {
+		.size = sizeof(b), .keys = (uintptr_t)keys,
+		.status = (uintptr_t)status, .count = 3,
+	};
+	struct twheel_event ev;
+
+	ASSERT_EQ(0, tw_arm(self->fd, 1, 0, 30 * MS, 0, 0, 0));
+	ASSERT_EQ(0, tw_arm(self->fd, 2, 0, 30 * MS, 0, 0, 0));
+	ASSERT_EQ(0, tw_arm(self->fd, 3, 0, 30 * MS, 0, 0, 0));
+	ASSERT_EQ(2, tw_ioctl_ret(self->fd, TWHEEL_IOC_CANCEL_BATCH, &b));
+	EXPECT_EQ(0, status[0]);
+	EXPECT_EQ(-ENOENT, status[1]);
+	EXPECT_EQ(0, status[2]);
+	ASSERT_EQ(1, tw_read_n(self->fd, &ev, 1, 5000));
+	EXPECT_EQ(2, ev.key);
+	EXPECT_TRUE(tw_quiet_for(self->fd, 100));
+}
+
+TEST_F(dev, cancel_all)
+{
+	int i;
+
+	for (i = 0; i < 100; i++)
+		ASSERT_EQ(0, tw_arm(self->fd, i, 0, (i % 2) ? 0 : 40 * MS,
+				    0, 0, 0));
+	tw_sleep_ms(20);
+	EXPECT_EQ(100, tw_fdinfo(self->fd, "timers"));
+	EXPECT_EQ(100, tw_cancel_all(self->fd));
+	EXPECT_EQ(0, tw_fdinfo(self->fd, "timers"));
+	EXPECT_EQ(0, tw_fdinfo(self->fd, "queued"));
+	EXPECT_TRUE(tw_quiet_for(self->fd, 100));
+	EXPECT_EQ(0, tw_cancel_all(self->fd));
+}
+
+TEST_F(dev, fdinfo)
+{
+	struct twheel_event ev[2];
+
+	ASSERT_EQ(0, tw_arm(self->fd, 1, 0, 0, 0, 0, 0));
+	ASSERT_EQ(0, tw_arm(self->fd, 2, 0, 10000 * MS, 0, 0, 0));
+	ASSERT_FALSE(tw_quiet_for(self->fd, 5000));
+	EXPECT_EQ(2, tw_fdinfo(self->fd, "timers"));
+	EXPECT_EQ(1, tw_fdinfo(self->fd, "queued"));
+	EXPECT_EQ(2, tw_fdinfo(self->fd, "armed"));
+	EXPECT_EQ(1, tw_fdinfo(self->fd, "fired"));
+	ASSERT_EQ(1, tw_read_n(self->fd, ev, 1, 100));
+	EXPECT_EQ(1, tw_fdinfo(self->fd, "delivered"));
+	EXPECT_EQ(1, tw_fdinfo(self->fd, "timers"));
+}
+
+TEST_F(dev, nonblock_and_poll)
+{
+	struct pollfd p = { .fd = self->fd, .events = POLLIN };
+	struct twheel_event ev;
+	int fl = fcntl(self->fd, F_GETFL);
+
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, fl | O_NONBLOCK));
+	EXPECT_EQ(-1, read(self->fd, &ev, sizeof(ev)));
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_EQ(0, poll(&p, 1, 0));
+	ASSERT_EQ(0, tw_arm(self->fd, 1, 0, 20 * MS, 0, 0, 0));
+	ASSERT_EQ(1, poll(&p, 1, 5000));
+	EXPECT_EQ(POLLIN, p.revents);
+	EXPECT_EQ(sizeof(ev), read(self->fd, &ev, sizeof(ev)));
+	EXPECT_EQ(-1, read(self->fd, &ev, sizeof(ev)));
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_EQ(0, poll(&p, 1, 0));
+}
+
+TEST_F(dev, epoll)
+{
+	struct epoll_event e = { .events = EPOLLIN | EPOLLET };
+	struct twheel_event ev;
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fd, &e));
+	EXPECT_EQ(0, epoll_wait(ep, &e, 1, 0));
+	ASSERT_EQ(0, tw_arm(self->fd, 1, 0, 20 * MS, 0, 0, 0));
+	ASSERT_EQ(1, epoll_wait(ep, &e, 1, 5000));
+	EXPECT_EQ(EPOLLIN, e.events);
+	/* Edge-triggered: a second timer is a second edge. */
+	ASSERT_EQ(0, tw_arm(self->fd, 2, 0, 20 * MS, 0, 0, 0));
+	ASSERT_EQ(1, epoll_wait(ep, &e, 1, 5000));
+	EXPECT_EQ(2 * sizeof(ev), read(self->fd, (struct twheel_event[2]){}, 2 * sizeof(ev)));
+	EXPECT_EQ(0, epoll_wait(ep, &e, 1, 50));
+	close(ep);
+}
+
+static void *tw_arm_later(void *arg)
+{
+	int fd = *(int *)arg;
+
+	tw_sleep_ms(50);
+	return (void *)(long)tw_arm(fd, 77, 0, 10 * MS, 0, 0, 0);
+}
+
+TEST_F(dev, blocking_read_wakes)
+{
+	struct twheel_event ev;
+	pthread_t th;
+	void *ret;
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, tw_arm_later, &self->fd));
+	ASSERT_EQ(sizeof(ev), read(self->fd, &ev, sizeof(ev)));
+	EXPECT_EQ(77, ev.key);
+	ASSERT_EQ(0, pthread_join(th, &ret));
+	EXPECT_EQ(NULL, ret);
+}
+
+/* read() returns whole events, as many as fit; less than one is -EINVAL. */
+TEST_F(dev, read_sizes)
+{
+	char buf[3 * sizeof(struct twheel_event) - 1];
+	struct twheel_event ev[2];
+
+	ASSERT_EQ(0, tw_arm(self->fd, 1, 0, 0, 0, 0, 0));
+	ASSERT_EQ(0, tw_arm(self->fd, 2, 0, 0, 0, 0, 0));
+	ASSERT_EQ(0, tw_arm(self->fd, 3, 0, 0, 0, 0, 0));
+	tw_sleep_ms(50);
+	ASSERT_EQ(3, tw_fdinfo(self->fd, "queued"));
+	EXPECT_EQ(-1, read(self->fd, buf, sizeof(struct twheel_event) - 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(2 * sizeof(struct twheel_event), read(self->fd, buf, sizeof(buf)));
+	EXPECT_EQ(sizeof(ev[0]), read(self->fd, ev, sizeof(ev)));
+	EXPECT_LE(1, ev[0].key);
+	EXPECT_GE(3, ev[0].key);
+}
+
+/* Events of one burst all arrive; the first within one tick (+ slack). */
+TEST_F(dev, burst)
+{
+	static struct twheel_event ev[500];
+	uint64_t deadline = tw_now() + 50 * MS;
+	char seen[500] = {};
+	int i;
+
+	for (i = 0; i < 500; i++)
+		ASSERT_EQ(0, tw_arm(self->fd, i, i, deadline, 0, 0, TWHEEL_ARM_ABS));
+	ASSERT_EQ(500, tw_read_n(self->fd, ev, 500, 5000));
+	EXPECT_TRUE(tw_late_ok(&ev[0], self->v.tick_ns));
+	for (i = 0; i < 500; i++) {
+		ASSERT_GT(500, ev[i].key);
+		EXPECT_EQ(0, seen[ev[i].key]);
+		seen[ev[i].key] = 1;
+		EXPECT_EQ(deadline, ev[i].deadline_ns);
+		EXPECT_LE(ev[i].deadline_ns, ev[i].fire_ns);
+	}
+	TH_LOG("first event %llu us late, last %llu us",
+	       (unsigned long long)(ev[0].fire_ns - deadline) / 1000,
+	       (unsigned long long)(ev[499].fire_ns - deadline) / 1000);
+}
+
+/*
+ * Overflow: a periodic timer firing every tick while nobody reads folds its
+ * fires into overruns; the total is exact.
+ */
+TEST_F(dev, overruns_lose_nothing)
+{
+	static struct twheel_event ev[200];
+	unsigned int expiries = 0, i;
+	int n;
+
+	ASSERT_EQ(0, tw_arm(self->fd, 8, 0, self->v.tick_ns, self->v.tick_ns,
+			    200, 0));
+	tw_sleep_ms(200 * self->v.tick_ns / MS + 300);
+	n = tw_read_n(self->fd, ev, 200, 2000);
+	ASSERT_LT(0, n);
+	for (i = 0; i < (unsigned int)n; i++)
+		expiries += 1 + ev[i].overruns;
+	EXPECT_EQ(200, expiries);
+	EXPECT_EQ(TWHEEL_EVENT_LAST, ev[n - 1].flags);
+	TH_LOG("%d events, %u expiries", n, expiries);
+	EXPECT_EQ(200 - n, tw_fdinfo(self->fd, "overruns"));
+}
+
+/* A bad read buffer loses no event. */
+TEST_F(dev, read_fault_keeps_event)
+{
+	void *volatile bad = (void *)8;	/* hidden from the compiler */
+	struct twheel_event ev;
+
+	ASSERT_EQ(0, tw_arm(self->fd, 12, 0, 0, 0, 0, 0));
+	ASSERT_FALSE(tw_quiet_for(self->fd, 5000));
+	EXPECT_EQ(-1, read(self->fd, bad, sizeof(ev)));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(sizeof(ev), read(self->fd, &ev, sizeof(ev)));
+	EXPECT_EQ(12, ev.key);
+}
+
+TEST_F(dev, fork_shares_timers)
+{
+	struct twheel_event ev;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, tw_arm(self->fd, 1, 0, 30 * MS, 0, 0, 0));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* The child reads the parent's timer, arms one of its own. */
+		if (tw_read_n(self->fd, &ev, 1, 5000) != 1 || ev.key != 1)
+			_exit(1);
+		_exit(tw_arm(self->fd, 2, 0, 10 * MS, 0, 0, 0) ? 2 : 0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(1, tw_read_n(self->fd, &ev, 1, 5000));
+	EXPECT_EQ(2, ev.key);
+	EXPECT_TRUE(tw_quiet_for(self->fd, 50));
+}
+
+TEST_F(dev, dup_shares_timers)
+{
+	struct twheel_event ev;
+	int fd2 = dup(self->fd);
+
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, tw_arm(self->fd, 1, 0, 30 * MS, 0, 0, 0));
+	close(self->fd);
+	self->fd = fd2;
+	ASSERT_EQ(1, tw_read_n(fd2, &ev, 1, 5000));
+	EXPECT_EQ(1, ev.key);
+}
+
+/* Two opens are independent sets: same key, separate timers. */
+TEST_F(dev, files_independent)
+{
+	struct twheel_query q;
+	int fd2 = open(TW_DEV, O_RDWR);
+
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, tw_arm(self->fd, 1, 10, 10000 * MS, 0, 0, 0));
+	ASSERT_EQ(0, tw_arm(fd2, 1, 20, 10000 * MS, 0, 0, 0));
+	ASSERT_EQ(0, tw_query(fd2, 1, &q));
+	EXPECT_EQ(20, q.data);
+	close(fd2);
+	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	EXPECT_EQ(10, q.data);
+}
+
+TW_HARNESS_MAIN

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/twheel selftests at scale: 1M timers on one file, closing a file with
+ * 100k timers pending or firing, the memory a timer costs, and the rates of
+ * arming and delivery next to timerfd (printed, not asserted: under TCG the
+ * numbers are only indicative; see bench/ for the real ones).
+ */
+#include <assert.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/timerfd.h>
+
+#include "twheel_test.h"
+#include "kselftest_harness.h"
+
+#define BATCH	4096
+
+FIXTURE(scale) {
+	int fd;
+	struct twheel_version v;
+	struct twheel_arm *a;
+	int32_t *status;
+};
+
+FIXTURE_SETUP(scale)
+{
+	self->fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, tw_version(self->fd, &self->v));
+	self->a = calloc(BATCH, sizeof(*self->a));
+	self->status = calloc(BATCH, sizeof(*self->status));
+	ASSERT_NE(NULL, self->a);
+	ASSERT_NE(NULL, self->status);
+}
+
+FIXTURE_TEARDOWN(scale)
+{
+	close(self->fd);
+	free(self->a);
+	free(self->status);
+}
+
+/*
+ * Arm keys [first, first + n) on @fd, key k due at @deadline(k) (absolute)
+ * with @period; returns the number armed.
+ */
+static long arm_many(int fd, struct twheel_arm *a, int32_t *status,
+		     uint64_t first, uint64_t n, uint64_t base, uint64_t spread,
+		     uint64_t period, uint32_t count)
+{
+	struct twheel_arm_batch b = {
+		.size = sizeof(b), .entries = (uintptr_t)a,
+		.status = (uintptr_t)status, .entry_size = sizeof(*a),
+	};
+	uint64_t k = first, i;
+	long armed = 0, ret;
+
+	while (k < first + n) {
+		b.count = first + n - k < BATCH ? first + n - k : BATCH;
+		for (i = 0; i < b.count; i++, k++) {
+			a[i] = tw_arm_rel(k, ~k, base + (spread ? k % spread : 0));
+			a[i].flags = TWHEEL_ARM_ABS;
+			a[i].period_ns = period;
+			a[i].count = count;
+		}
+		ret = ioctl(fd, TWHEEL_IOC_ARM_BATCH, &b);
+		if (ret < 0)
+			return -errno;
+		armed += ret;
+	}
+	return armed;
+}
+
+static long meminfo_kb(const char *name)
+{
+	char line[128];
+	long val = -1;
+	size_t len = strlen(name);
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, len) && line[len] == ':')
+			val = strtol(line + len + 1, NULL, 10);
+	fclose(f);
+	return val;
+}
+
+/* 1M timers on one file, due over 2 s: every one fires, once, never early. */
+TEST_F_TIMEOUT(scale, one_million, 900)
+{
+	const uint64_t n = 1000000;
+	static struct twheel_event ev[BATCH];
+	uint64_t t0, t1, t2, got = 0, late_max = 0, base;
+	char *seen = calloc(n, 1);
+	ssize_t r;
+	int i;
+
+	ASSERT_NE(NULL, seen);
+	if (self->v.max_timers < n)
+		SKIP(return, "max_timers %u < 1M", self->v.max_timers);
+	t0 = tw_now();
+	base = t0 + 3000 * MS;
+	ASSERT_EQ(n, arm_many(self->fd, self->a, self->status, 0, n, base,
+			      2000 * MS, 0, 0));
+	t1 = tw_now();
+	TH_LOG("armed 1M in %llu ms (%llu ns each)",
+	       (unsigned long long)(t1 - t0) / MS,
+	       (unsigned long long)(t1 - t0) / n);
+	EXPECT_EQ(n, tw_fdinfo(self->fd, "timers"));
+	while (got < n) {
+		struct pollfd p = { .fd = self->fd, .events = POLLIN };
+
+		if (poll(&p, 1, 60000) <= 0)
+			break;
+		r = read(self->fd, ev, sizeof(ev));
+		ASSERT_LT(0, r);
+		for (i = 0; i < r / (ssize_t)sizeof(ev[0]); i++) {
+			uint64_t k = ev[i].key;
+
+			ASSERT_GT(n, k);
+			EXPECT_EQ(0, seen[k]);
+			seen[k] = 1;
+			EXPECT_EQ(~k, ev[i].data);
+			EXPECT_EQ(base + k % (2000 * MS), ev[i].deadline_ns);
+			ASSERT_LE(ev[i].deadline_ns, ev[i].fire_ns);
+			if (ev[i].fire_ns - ev[i].deadline_ns > late_max)
+				late_max = ev[i].fire_ns - ev[i].deadline_ns;
+		}
+		got += i;
+	}
+	t2 = tw_now();
+	EXPECT_EQ(n, got);
+	EXPECT_EQ(0, tw_fdinfo(self->fd, "timers"));
+	TH_LOG("%llu events, read %llu ms after the first deadline, max late %llu us",
+	       (unsigned long long)got, (unsigned long long)(t2 - base) / MS,
+	       (unsigned long long)late_max / 1000);
+	free(seen);
+}
+
+/* The last close with 100k timers pending frees them all (kmemleak). */
+TEST_F_TIMEOUT(scale, close_100k_pending, 300)
+{
+	uint64_t t0;
+	int fd2 = open(TW_DEV, O_RDWR);
+
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(100000, arm_many(fd2, self->a, self->status, 0, 100000,
+				   tw_now() + 10000 * MS, 5000 * MS, 0, 0));
+	t0 = tw_now();
+	ASSERT_EQ(0, close(fd2));
+	TH_LOG("closed with 100k pending in %llu ms",
+	       (unsigned long long)(tw_now() - t0) / MS);
+}
+
+/* The last close while 100k timers, one-shot and periodic, are firing. */
+TEST_F_TIMEOUT(scale, close_100k_firing, 300)
+{
+	uint64_t now = tw_now(), tick = self->v.tick_ns;
+	int fd2 = open(TW_DEV, O_RDWR), fd3;
+
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(50000, arm_many(fd2, self->a, self->status, 0, 50000,
+				  now, 200 * MS, 0, 0));
+	ASSERT_EQ(50000, arm_many(fd2, self->a, self->status, 50000, 50000,
+				  now, 50 * MS, tick, 0));
+	/* And a dup in a child that exits while they fire. */
+	fd3 = dup(fd2);
+	ASSERT_LE(0, fd3);
+	tw_sleep_ms(60);
+	ASSERT_EQ(0, close(fd2));
+	ASSERT_EQ(0, close(fd3));
+	/* The device still works. */
+	ASSERT_EQ(0, tw_arm(self->fd, 1, 0, 0, 0, 0, 0));
+	EXPECT_FALSE(tw_quiet_for(self->fd, 5000));
+}
+
+/* Memory per timer: slab and vmalloc growth for 200k timers. */
+TEST_F_TIMEOUT(scale, memory_per_timer, 300)
+{
+	const long n = 200000;
+	long slab0, slab1, vm0, vm1;
+	char line[256];
+	FILE *f;
+
+	slab0 = meminfo_kb("Slab");
+	vm0 = meminfo_kb("VmallocUsed");
+	ASSERT_EQ(n, arm_many(self->fd, self->a, self->status, 0, n,
+			      tw_now() + 100000 * MS, 0, 0, 0));
+	slab1 = meminfo_kb("Slab");
+	vm1 = meminfo_kb("VmallocUsed");
+	TH_LOG("per timer: %ld bytes of slab, %ld bytes of vmalloc (hash)",
+	       (slab1 - slab0) * 1024 / n, (vm1 - vm0) * 1024 / n);
+	f = fopen("/proc/slabinfo", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "twheel_dev_timer", 16))
+			TH_LOG("slabinfo: %.100s", line);
+	if (f)
+		fclose(f);
+	EXPECT_EQ(n, tw_cancel_all(self->fd));
+}
+
+/* Make room for @n more file descriptors; returns how many there are. */
+static int room_for_fds(int n)
+{
+	struct rlimit rl = { n + 64, n + 64 };
+
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		getrlimit(RLIMIT_NOFILE, &rl);
+	return rl.rlim_cur > 64 + (rlim_t)n ? n : (int)rl.rlim_cur - 64;
+}
+
+static double rate(uint64_t n, uint64_t ns)
+{
+	return ns ? n * 1e9 / ns : 0;
+}
+
+/* Batch arming vs timerfd_create() + timerfd_settime(). */
+TEST_F_TIMEOUT(scale, arm_rate_vs_timerfd, 300)
+{
+	const int n = 20000, nfd = room_for_fds(n);
+	struct itimerspec its = { .it_value = { .tv_sec = 1000 } };
+	uint64_t t0, t_tw, t_tfd;
+	int *fds = calloc(n, sizeof(int)), i, made;
+	double r_tw, r_tfd;
+
+	ASSERT_NE(NULL, fds);
+	t0 = tw_now();
+	ASSERT_EQ(n, arm_many(self->fd, self->a, self->status, 0, n,
+			      tw_now() + 1000000 * MS, 0, 0, 0));
+	t_tw = tw_now() - t0;
+	t0 = tw_now();
+	for (i = 0; i < nfd; i++) {
+		fds[i] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (fds[i] < 0)
+			break;
+		timerfd_settime(fds[i], 0, &its, NULL);
+	}
+	t_tfd = tw_now() - t0;
+	made = i;
+	while (i--)
+		close(fds[i]);
+	free(fds);
+	r_tw = rate(n, t_tw);
+	r_tfd = rate(made, t_tfd);
+	TH_LOG("arm: twheel batch %.0f/s, timerfd %.0f/s, ratio %.1fx",
+	       r_tw, r_tfd, r_tfd ? r_tw / r_tfd : 0);
+}
+
+/* Delivering a burst: read() of /dev/twheel vs epoll + read of timerfds. */
+TEST_F_TIMEOUT(scale, delivery_vs_epoll_timerfd, 300)
+{
+	const int n = room_for_fds(10000);
+	static struct twheel_event ev[BATCH];
+	struct epoll_event *ee = calloc(1024, sizeof(*ee));
+	int *fds = calloc(n, sizeof(int)), ep, i, got;
+	uint64_t t0, t_tw, t_tfd, deadline, exp;
+	struct itimerspec its = {};
+
+	ASSERT_NE(NULL, ee);
+	ASSERT_NE(NULL, fds);
+	deadline = tw_now() + 500 * MS;
+	ASSERT_EQ(n, arm_many(self->fd, self->a, self->status, 0, n, deadline,
+			      0, 0, 0));
+	tw_sleep_ms(1000);
+	t0 = tw_now();
+	for (got = 0; got < n; ) {
+		ssize_t r = read(self->fd, ev, sizeof(ev));
+
+		ASSERT_LT(0, r);
+		got += r / sizeof(ev[0]);
+	}
+	t_tw = tw_now() - t0;
+
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, ep);
+	its.it_value.tv_sec = (deadline + 1000 * MS) / 1000000000ULL;
+	its.it_value.tv_nsec = (deadline + 1000 * MS) % 1000000000ULL;
+	for (i = 0; i < n; i++) {
+		struct epoll_event e = { .events = EPOLLIN, .data.fd = -1 };
+
+		fds[i] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		ASSERT_LE(0, fds[i]);
+		e.data.fd = fds[i];
+		ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &e));
+		ASSERT_EQ(0, timerfd_settime(fds[i], TFD_TIMER_ABSTIME, &its, NULL));
+	}
+	tw_sleep_ms(1600);
+	t0 = tw_now();
+	for (got = 0; got < n; ) {
+		int k = epoll_wait(ep, ee, 1024, 5000);
+
+		ASSERT_LT(0, k);
+		for (i = 0; i < k; i++)
+			if (read(ee[i].data.fd, &exp, sizeof(exp)) == sizeof(exp))
+				got++;
+	}
+	t_tfd = tw_now() - t0;
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	close(ep);
+	free(fds);
+	free(ee);
+	TH_LOG("deliver: twheel read %.0f/s, epoll+timerfd %.0f/s, ratio %.1fx",
+	       rate(n, t_tw), rate(n, t_tfd),
+	       t_tw ? (double)t_tfd / t_tw : 0);
+}
+
+TW_HARNESS_MAIN

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the /dev/twheel selftests.
+ *
+ * Timing under TCG is noisy, so no test asserts on the time userspace
+ * observes an event. The kernel-reported lateness (fire_ns - deadline_ns)
+ * must be >= 0 (never early) and at most one tick plus TW_SLACK_NS, the
+ * softirq allowance: 20 ms by default, TWHEEL_SLACK_MS in the environment.
+ */
+#ifndef _TWHEEL_TEST_H
+#define _TWHEEL_TEST_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/twheel.h>
+
+#define TW_DEV		"/dev/twheel"
+#define TW_PARAMS	"/sys/module/twheel_dev/parameters/"
+#define MS		1000000ULL
+
+/* The UAPI layout documented in Documentation/twheel-uapi.rst. */
+#define TW_LAYOUT(type, field, off) \
+	static_assert(offsetof(struct type, field) == (off), #type "." #field)
+static_assert(sizeof(struct twheel_version) == 48, "twheel_version");
+TW_LAYOUT(twheel_version, features, 8);
+TW_LAYOUT(twheel_version, tick_ns, 16);
+TW_LAYOUT(twheel_version, min_period_ns, 24);
+TW_LAYOUT(twheel_version, max_timers, 32);
+TW_LAYOUT(twheel_version, event_size, 40);
+static_assert(sizeof(struct twheel_arm) == 48, "twheel_arm");
+TW_LAYOUT(twheel_arm, key, 8);
+TW_LAYOUT(twheel_arm, data, 16);
+TW_LAYOUT(twheel_arm, expiry_ns, 24);
+TW_LAYOUT(twheel_arm, period_ns, 32);
+TW_LAYOUT(twheel_arm, count, 40);
+TW_LAYOUT(twheel_arm, __reserved, 44);
+static_assert(sizeof(struct twheel_arm_batch) == 32, "twheel_arm_batch");
+TW_LAYOUT(twheel_arm_batch, entries, 8);
+TW_LAYOUT(twheel_arm_batch, status, 16);
+TW_LAYOUT(twheel_arm_batch, count, 24);
+TW_LAYOUT(twheel_arm_batch, entry_size, 28);
+static_assert(sizeof(struct twheel_cancel) == 16, "twheel_cancel");
+TW_LAYOUT(twheel_cancel, key, 8);
+static_assert(sizeof(struct twheel_cancel_batch) == 32, "twheel_cancel_batch");
+TW_LAYOUT(twheel_cancel_batch, keys, 8);
+TW_LAYOUT(twheel_cancel_batch, status, 16);
+TW_LAYOUT(twheel_cancel_batch, count, 24);
+static_assert(sizeof(struct twheel_modify) == 40, "twheel_modify");
+TW_LAYOUT(twheel_modify, key, 8);
+TW_LAYOUT(twheel_modify, expiry_ns, 16);
+TW_LAYOUT(twheel_modify, period_ns, 24);
+TW_LAYOUT(twheel_modify, count, 32);
+static_assert(sizeof(struct twheel_query) == 64, "twheel_query");
+TW_LAYOUT(twheel_query, key, 8);
+TW_LAYOUT(twheel_query, state, 16);
+TW_LAYOUT(twheel_query, fires_left, 20);
+TW_LAYOUT(twheel_query, remaining_ns, 24);
+TW_LAYOUT(twheel_query, deadline_ns, 32);
+TW_LAYOUT(twheel_query, period_ns, 40);
+TW_LAYOUT(twheel_query, data, 48);
+TW_LAYOUT(twheel_query, overruns, 56);
+static_assert(sizeof(struct twheel_cancel_all) == 8, "twheel_cancel_all");
+static_assert(sizeof(struct twheel_event) == 40, "twheel_event");
+TW_LAYOUT(twheel_event, data, 8);
+TW_LAYOUT(twheel_event, deadline_ns, 16);
+TW_LAYOUT(twheel_event, fire_ns, 24);
+TW_LAYOUT(twheel_event, overruns, 32);
+TW_LAYOUT(twheel_event, flags, 36);
+
+static inline uint64_t tw_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static inline void tw_sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* ioctl() as 0 or -errno. */
+static inline int tw_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
+}
+
+static inline long tw_ioctl_ret(int fd, unsigned long cmd, void *arg)
+{
+	long ret = ioctl(fd, cmd, arg);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static inline int tw_version(int fd, struct twheel_version *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->size = sizeof(*v);
+	v->api = TWHEEL_API;
+	return tw_ioctl(fd, TWHEEL_IOC_VERSION, v);
+}
+
+static inline struct twheel_arm tw_arm_rel(uint64_t key, uint64_t data,
+					   uint64_t delay_ns)
+{
+	struct twheel_arm a = {
+		.size = sizeof(a), .key = key, .data = data,
+		.expiry_ns = delay_ns,
+	};
+
+	return a;
+}
+
+static inline int tw_arm(int fd, uint64_t key, uint64_t data, uint64_t delay,
+			 uint64_t period, uint32_t count, uint32_t flags)
+{
+	struct twheel_arm a = tw_arm_rel(key, data, delay);
+
+	a.period_ns = period;
+	a.count = count;
+	a.flags = flags;
+	return tw_ioctl(fd, TWHEEL_IOC_ARM, &a);
+}
+
+static inline int tw_cancel(int fd, uint64_t key)
+{
+	struct twheel_cancel c = { .size = sizeof(c), .key = key };
+
+	return tw_ioctl(fd, TWHEEL_IOC_CANCEL, &c);
+}
+
+static inline int tw_query(int fd, uint64_t key, struct twheel_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	q->key = key;
+	return tw_ioctl(fd, TWHEEL_IOC_QUERY, q);
+}
+
+static inline long tw_cancel_all(int fd)
+{
+	struct twheel_cancel_all c = { .size = sizeof(c) };
+
+	return tw_ioctl_ret(fd, TWHEEL_IOC_CANCEL_ALL, &c);
+}
+
+/*
+ * Read events until @n have arrived or @timeout_ms passed without one;
+ * returns the number read.
+ */
+static inline int tw_read_n(int fd, struct twheel_event *ev, int n,
+			    int timeout_ms)
+{
+	int got = 0;
+
+	while (got < n) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t r;
+
+		if (poll(&p, 1, timeout_ms) <= 0)
+			break;
+		r = read(fd, ev + got, (n - got) * sizeof(*ev));
+		if (r < 0 && errno == EAGAIN)
+			continue;
+		if (r <= 0)
+			break;
+		got += r / sizeof(*ev);
+	}
+	return got;
+}
+
+/* No event within @ms milliseconds? */
+static inline int tw_quiet_for(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, ms) == 0;
+}
+
+static inline uint64_t tw_slack_ns(void)
+{
+	const char *s = getenv("TWHEEL_SLACK_MS");
+
+	return (s ? strtoull(s, NULL, 0) : 20) * MS;
+}
+
+/* Kernel-reported lateness in range: never early, at most tick + slack. */
+static inline int tw_late_ok(const struct twheel_event *ev, uint64_t tick_ns)
+{
+	return ev->fire_ns >= ev->deadline_ns &&
+	       ev->fire_ns - ev->deadline_ns <= tick_ns + tw_slack_ns();
+}
+
+static inline int tw_param_read(const char *name, unsigned long *val)
+{
+	char path[128];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), TW_PARAMS "%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%lu", val) == 1;
+	fclose(f);
+	return ok ? 0 : -EINVAL;
+}
+
+static inline int tw_param_write(const char *name, unsigned long val)
+{
+	char path[128];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), TW_PARAMS "%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	ok = fprintf(f, "%lu\n", val) > 0;
+	return fclose(f) == 0 && ok ? 0 : -EIO;
+}
+
+/* The value of a "name:\tvalue" line of the fd's fdinfo, or -1. */
+static inline long long tw_fdinfo(int fd, const char *name)
+{
+	char path[64], line[128];
+	long long val = -1;
+	size_t len = strlen(name);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, len) && line[len] == ':')
+			val = strtoll(line + len + 1, NULL, 0);
+	fclose(f);
+	return val;
+}
+
+/* main() of every test binary: skip the lot without the device. */
+#define TW_HARNESS_MAIN							\
+	int main(int argc, char **argv)					\
+	{								\
+		if (access(TW_DEV, F_OK)) {				\
+			ksft_print_header();				\
+			ksft_exit_skip(TW_DEV " is absent (twheel-dev.ko not loaded)\n"); \
+		}							\
+		return test_harness_run(argc, argv);			\
+	}
+
+#endif /* _TWHEEL_TEST_H */
