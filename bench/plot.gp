@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: GPL-2.0
+# gnuplot -e "dir='bench/results'" bench/plot.gp: cost per operation against
+# pending timers, from dir/cost.dat (written by bench/report.py), to
+# dir/cost.png.
+if (!exists("dir")) dir = "bench/results"
+set terminal pngcairo size 960,600 font ",11"
+set output dir."/cost.png"
+set title "Cost per operation vs pending timers (QEMU TCG, one boot: compare ratios)"
+set xlabel "pending timers"
+set ylabel "ns per operation"
+set logscale x 10
+set logscale y 10
+set format x "10^{%L}"
+set grid xtics ytics mytics
+set key outside right top
+set style line 1 lc rgb "#d62728" lw 2 pt 7
+set style line 2 lc rgb "#1f77b4" lw 2 pt 5
+set style line 3 lc rgb "#2ca02c" lw 2 pt 9
+f = dir."/cost.dat"
+plot f u 1:2  w lp ls 1 dt 1 t "twheel arm", \
+     f u 1:3  w lp ls 1 dt 2 t "twheel modify", \
+     f u 1:4  w lp ls 1 dt 3 t "twheel cancel", \
+     f u 1:5  w lp ls 2 dt 1 t "timer\\_list arm", \
+     f u 1:6  w lp ls 2 dt 2 t "timer\\_list modify", \
+     f u 1:7  w lp ls 2 dt 3 t "timer\\_list cancel", \
+     f u 1:8  w lp ls 3 dt 1 t "hrtimer arm", \
+     f u 1:9  w lp ls 3 dt 2 t "hrtimer modify", \
+     f u 1:10 w lp ls 3 dt 3 t "hrtimer cancel"

@@ -1,0 +1,1047 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * twheel_bench - twheel against timer_list and hrtimer, in one boot
+ *
+ * Copyright (C) 2026 The twheel authors
+ *
+ * Load after twheel.ko. The init function runs every benchmark, prints one
+ * "twheel_bench: RESULT {json}" line per measurement to the kernel log and
+ * returns 0; the module then holds nothing until it is removed.
+ * bench/report.py turns the lines into bench/results/latest.{json,md}.
+ *
+ * For each facility - twheel, timer_list, hrtimer - it measures:
+ *
+ *  cost      ns per arm, modify and cancel with N timers pending, their
+ *            random delays spread over an hour; the median of @rounds. The
+ *            N background timers are armed first ("fill"); each round then
+ *            arms and cancels probe timers and re-arms random pending ones,
+ *            so every operation sees N pending. Removing the N at the end
+ *            is reported too ("drain"). The three facilities use the same
+ *            delays, hold their N timers at the same time and take turns
+ *            within each round.
+ *  burst     callbacks per second when N timers come due at one instant,
+ *            and how late the first one runs
+ *  lateness  fire time minus deadline: p50, p99, max and the early fires,
+ *            for short (1-50 ms) and long (1-5 s, several levels) delays;
+ *            the facilities' timers are armed side by side, same delays
+ *  wakeups   runs of twheel's per-CPU hrtimer per second: idle, one timer an
+ *            hour away, and N timers spread over an hour
+ *  size      bytes per timer
+ *
+ * Every timer is armed the way its API means "fire in d nanoseconds":
+ * twheel_add(d, TWHEEL_REL), hrtimer_start(d, HRTIMER_MODE_REL_SOFT) and
+ * mod_timer(jiffies + usecs_to_jiffies(d / 1000)); the last one only
+ * promises whole jiffy boundaries, so it can fire early against d. hrtimers
+ * are soft so that all three run their callbacks in softirq context.
+ *
+ * The benchmark runs with migration disabled, so all timers are armed on
+ * and fire on one CPU. Clocks are read around chunks of operations, never
+ * around one, and cond_resched() runs between chunks.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/hrtimer.h>
+#include <linux/jiffies.h>
+#include <linux/math64.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/prandom.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/timer.h>
+#include <linux/vmalloc.h>
+#include <linux/wait.h>
+
+#include "twheel.h"
+
+/* Operations between two clock reads and cond_resched() calls. */
+#define CHUNK		1024
+#define MAX_N		8
+#define MAX_ROUNDS	15
+#define HOUR_NS		(3600ULL * NSEC_PER_SEC)
+
+static char *n_list = "1000,10000,100000,1000000,10000000";
+module_param(n_list, charp, 0444);
+MODULE_PARM_DESC(n_list, "Pending timers for the cost runs, comma separated (skipped if memory is short)");
+
+static char *burst_list = "10000,100000,1000000";
+module_param(burst_list, charp, 0444);
+MODULE_PARM_DESC(burst_list, "Timers due at one instant, comma separated");
+
+static unsigned int rounds = 3;
+module_param(rounds, uint, 0444);
+MODULE_PARM_DESC(rounds, "Rounds per cost measurement; the median is reported");
+
+static unsigned int probe_ops = 65536;
+module_param(probe_ops, uint, 0444);
+MODULE_PARM_DESC(probe_ops, "Operations of each kind per round");
+
+static unsigned int lat_n = 1000;
+module_param(lat_n, uint, 0444);
+MODULE_PARM_DESC(lat_n, "Timers per lateness run");
+
+static unsigned int wake_ms = 2000;
+module_param(wake_ms, uint, 0444);
+MODULE_PARM_DESC(wake_ms, "Sampling time of each wakeup count, ms");
+
+static unsigned int seed = 1;
+module_param(seed, uint, 0444);
+MODULE_PARM_DESC(seed, "Seed of the random delays");
+
+enum tb_fac { FAC_TWHEEL, FAC_TIMER_LIST, FAC_HRTIMER, NR_FAC };
+enum tb_op { OP_ARM, OP_MOD, OP_CANCEL };
+
+static const char *const fac_name[NR_FAC] = {
+	[FAC_TWHEEL]		= "twheel",
+	[FAC_TIMER_LIST]	= "timer_list",
+	[FAC_HRTIMER]		= "hrtimer",
+};
+
+static const size_t fac_size[NR_FAC] = {
+	[FAC_TWHEEL]		= sizeof(struct twheel_timer),
+	[FAC_TIMER_LIST]	= sizeof(struct timer_list),
+	[FAC_HRTIMER]		= sizeof(struct hrtimer),
+};
+
+static struct rnd_state tb_rnd;
+
+/* A random delay in [@lo, @hi) nanoseconds. */
+static u64 tb_delay(u64 lo, u64 hi)
+{
+	return lo + mul_u64_u32_shr(hi - lo, prandom_u32_state(&tb_rnd), 32);
+}
+
+static unsigned long tb_jiffies(u64 delay_ns)
+{
+	return usecs_to_jiffies(div_u64(delay_ns, NSEC_PER_USEC));
+}
+
+static int tb_cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int tb_cmp_s64(const void *a, const void *b)
+{
+	s64 x = *(const s64 *)a, y = *(const s64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The nearest-rank @pct percentile of @n sorted values. */
+static s64 tb_pct(const s64 *v, unsigned int n, unsigned int pct)
+{
+	return v[max(DIV_ROUND_UP(n * pct, 100), 1U) - 1];
+}
+
+/* Large arrays; a failure is reported as a skipped run, not a splat. */
+static void *tb_vmalloc(size_t size)
+{
+	return __vmalloc(size, GFP_KERNEL | __GFP_NOWARN);
+}
+
+static int tb_parse_list(const char *str, unsigned int *out)
+{
+	char *copy, *p, *tok;
+	int n = 0, ret = 0;
+
+	copy = kstrdup(str, GFP_KERNEL);
+	if (!copy)
+		return -ENOMEM;
+	p = copy;
+	while ((tok = strsep(&p, ",")) && !ret) {
+		if (!*tok)
+			continue;
+		if (n == MAX_N)
+			ret = -E2BIG;
+		else if (kstrtouint(tok, 0, &out[n]) || !out[n])
+			ret = -EINVAL;
+		else
+			n++;
+	}
+	kfree(copy);
+	return ret ?: n;
+}
+
+/*
+ * One RESULT line at a time: tb_jbegin(), then fields, then tb_jend(), which
+ * prints it. Only the init function writes lines, so one buffer does.
+ */
+static struct {
+	char	buf[512];
+	size_t	len;
+} tb_json;
+
+static void __printf(1, 2) tb_jadd(const char *fmt, ...)
+{
+	va_list args;
+
+	va_start(args, fmt);
+	tb_json.len += vscnprintf(tb_json.buf + tb_json.len,
+				  sizeof(tb_json.buf) - tb_json.len, fmt, args);
+	va_end(args);
+}
+
+static void tb_jbegin(const char *kind)
+{
+	tb_json.len = 0;
+	tb_jadd("\"kind\":\"%s\"", kind);
+}
+
+static void tb_jstr(const char *key, const char *val)
+{
+	tb_jadd(",\"%s\":\"%s\"", key, val);
+}
+
+static void tb_ju64(const char *key, u64 val)
+{
+	tb_jadd(",\"%s\":%llu", key, val);
+}
+
+static void tb_js64(const char *key, s64 val)
+{
+	tb_jadd(",\"%s\":%lld", key, val);
+}
+
+/* @tenths / 10 with one decimal. */
+static void tb_jtenths(const char *key, u64 tenths)
+{
+	tb_jadd(",\"%s\":%llu.%llu", key, tenths / 10, tenths % 10);
+}
+
+static void tb_jend(void)
+{
+	pr_info("RESULT {%s}\n", tb_json.buf);
+}
+
+/* ---- wheel wakeups ---- */
+
+static u64 tb_wheel_wakeups(void)
+{
+	struct twheel_stats st;
+	unsigned int cpu;
+	u64 sum = 0;
+
+	for_each_possible_cpu(cpu)
+		if (!twheel_cpu_stats(cpu, &st))
+			sum += st.wakeups;
+	return sum;
+}
+
+static void tb_wakeups(const char *what, unsigned int n)
+{
+	u64 before = tb_wheel_wakeups(), delta;
+
+	msleep(wake_ms);
+	delta = tb_wheel_wakeups() - before;
+	tb_jbegin("wakeups");
+	tb_jstr("case", what);
+	tb_ju64("n", n);
+	tb_jtenths("per_s", div_u64(delta * 10 * MSEC_PER_SEC, wake_ms));
+	tb_ju64("ms", wake_ms);
+	tb_jend();
+}
+
+static void tb_nop_tw(struct twheel_timer *t)
+{
+}
+
+static void tb_wakeups_sparse(void)
+{
+	struct twheel_timer t;
+
+	tb_wakeups("idle", 0);
+	twheel_timer_init(&t, tb_nop_tw, 0);
+	twheel_add(&t, HOUR_NS, TWHEEL_REL);
+	tb_wakeups("one_hour_away", 1);
+	twheel_cancel_sync(&t);
+}
+
+/* ---- cost: arm, modify, cancel with N pending ---- */
+
+/**
+ * struct tb_cost - one facility's timers for a cost run
+ * @fac:	the facility
+ * @n:		background timers, kept pending; indices [0, n)
+ * @k:		probe timers, armed and cancelled; indices [n, n + k)
+ * @timers:	@n + @k timers of the facility
+ * @delay:	per timer index, its delay in ns; a modify of step i uses
+ *		@delay[n + i]
+ * @jdelay:	@delay in jiffies, for timer_list
+ * @midx:	the pending timer that modify step i re-arms, i < @k
+ */
+struct tb_cost {
+	enum tb_fac	fac;
+	unsigned int	n;
+	unsigned int	k;
+	void		*timers;
+	u64		*delay;
+	unsigned long	*jdelay;
+	u32		*midx;
+};
+
+static void tb_nop_tl(struct timer_list *t)
+{
+}
+
+static enum hrtimer_restart tb_nop_hr(struct hrtimer *t)
+{
+	return HRTIMER_NORESTART;
+}
+
+static void tb_ops_tw(struct tb_cost *c, enum tb_op op, u32 lo, u32 hi)
+{
+	struct twheel_timer *t = c->timers;
+	u32 i;
+
+	switch (op) {
+	case OP_ARM:
+		for (i = lo; i < hi; i++)
+			twheel_add(t + i, c->delay[i], TWHEEL_REL);
+		break;
+	case OP_MOD:
+		for (i = lo; i < hi; i++)
+			twheel_mod(t + c->midx[i], c->delay[c->n + i],
+				   TWHEEL_REL);
+		break;
+	case OP_CANCEL:
+		for (i = lo; i < hi; i++)
+			twheel_cancel(t + i);
+		break;
+	}
+}
+
+static void tb_ops_tl(struct tb_cost *c, enum tb_op op, u32 lo, u32 hi)
+{
+	struct timer_list *t = c->timers;
+	u32 i;
+
+	switch (op) {
+	case OP_ARM:
+		for (i = lo; i < hi; i++)
+			mod_timer(t + i, jiffies + c->jdelay[i]);
+		break;
+	case OP_MOD:
+		for (i = lo; i < hi; i++)
+			mod_timer(t + c->midx[i], jiffies + c->jdelay[c->n + i]);
+		break;
+	case OP_CANCEL:
+		for (i = lo; i < hi; i++)
+			del_timer(t + i);
+		break;
+	}
+}
+
+static void tb_ops_hr(struct tb_cost *c, enum tb_op op, u32 lo, u32 hi)
+{
+	struct hrtimer *t = c->timers;
+	u32 i;
+
+	switch (op) {
+	case OP_ARM:
+		for (i = lo; i < hi; i++)
+			hrtimer_start(t + i, ns_to_ktime(c->delay[i]),
+				      HRTIMER_MODE_REL_SOFT);
+		break;
+	case OP_MOD:
+		for (i = lo; i < hi; i++)
+			hrtimer_start(t + c->midx[i],
+				      ns_to_ktime(c->delay[c->n + i]),
+				      HRTIMER_MODE_REL_SOFT);
+		break;
+	case OP_CANCEL:
+		for (i = lo; i < hi; i++)
+			hrtimer_try_to_cancel(t + i);
+		break;
+	}
+}
+
+/* Run @op on [@lo, @hi) in chunks; returns the ns spent inside the chunks. */
+static u64 tb_cost_run(struct tb_cost *c, enum tb_op op, u32 lo, u32 hi)
+{
+	u64 total = 0;
+
+	while (lo < hi) {
+		u32 end = min(hi, lo + CHUNK);
+		u64 t0 = ktime_get_ns();
+
+		if (c->fac == FAC_TWHEEL)
+			tb_ops_tw(c, op, lo, end);
+		else if (c->fac == FAC_TIMER_LIST)
+			tb_ops_tl(c, op, lo, end);
+		else
+			tb_ops_hr(c, op, lo, end);
+		total += ktime_get_ns() - t0;
+		cond_resched();
+		lo = end;
+	}
+	return total;
+}
+
+static void tb_cost_init_one(struct tb_cost *c, u32 i)
+{
+	struct hrtimer *hr;
+
+	switch (c->fac) {
+	case FAC_TWHEEL:
+		twheel_timer_init((struct twheel_timer *)c->timers + i,
+				  tb_nop_tw, 0);
+		break;
+	case FAC_TIMER_LIST:
+		timer_setup((struct timer_list *)c->timers + i, tb_nop_tl, 0);
+		break;
+	default:
+		hr = (struct hrtimer *)c->timers + i;
+		hrtimer_init(hr, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+		hr->function = tb_nop_hr;
+		break;
+	}
+}
+
+/* Wait for any running callback, so that the timers can be freed. */
+static void tb_cost_sync_one(struct tb_cost *c, u32 i)
+{
+	switch (c->fac) {
+	case FAC_TWHEEL:
+		twheel_cancel_sync((struct twheel_timer *)c->timers + i);
+		break;
+	case FAC_TIMER_LIST:
+		del_timer_sync((struct timer_list *)c->timers + i);
+		break;
+	default:
+		hrtimer_cancel((struct hrtimer *)c->timers + i);
+		break;
+	}
+}
+
+/* Cancel and free one facility's timers. */
+static void tb_cost_free(struct tb_cost *c)
+{
+	u32 i;
+
+	if (!c->timers)
+		return;
+	for (i = 0; i < c->n + c->k; i++) {
+		tb_cost_sync_one(c, i);
+		if (!(i % CHUNK))
+			cond_resched();
+	}
+	vfree(c->timers);
+	c->timers = NULL;
+}
+
+/**
+ * struct tb_costs - the three facilities' cost runs for one N
+ * @c:		per facility; @c[f].timers is NULL for a facility skipped
+ * @delay:	shared by the facilities, see struct tb_cost
+ * @jdelay:	shared
+ * @midx:	shared
+ * @arm:	per facility and round, tenths of ns per arm
+ * @mod:	the same for modify
+ * @cancel:	the same for cancel
+ * @fill:	per facility, tenths of ns per arm while filling up to N
+ * @drain:	per facility, tenths of ns per cancel while draining N
+ *
+ * All facilities run the same delays and modify picks. Their N timers are
+ * pending together, and each round runs every facility, the order rotating
+ * from round to round, so that a slow stretch of the host (a TCG guest
+ * shares it) falls on all of them alike.
+ */
+struct tb_costs {
+	struct tb_cost	c[NR_FAC];
+	u64		*delay;
+	unsigned long	*jdelay;
+	u32		*midx;
+	u64		arm[NR_FAC][MAX_ROUNDS];
+	u64		mod[NR_FAC][MAX_ROUNDS];
+	u64		cancel[NR_FAC][MAX_ROUNDS];
+	u64		fill[NR_FAC];
+	u64		drain[NR_FAC];
+};
+
+static void tb_costs_free(struct tb_costs *s)
+{
+	enum tb_fac fac;
+
+	for (fac = 0; fac < NR_FAC; fac++)
+		tb_cost_free(&s->c[fac]);
+	vfree(s->delay);
+	vfree(s->jdelay);
+	vfree(s->midx);
+	kfree(s);
+}
+
+static void tb_cost_skip(enum tb_fac fac, u32 n, const char *why)
+{
+	tb_jbegin("skip");
+	tb_jstr("what", "cost");
+	tb_jstr("fac", fac_name[fac]);
+	tb_ju64("n", n);
+	tb_jstr("why", why);
+	tb_jend();
+}
+
+/* The shared delays and modify picks of @n + @k timers. */
+static int tb_costs_delays(struct tb_costs *s, u32 n, u32 k)
+{
+	u32 i;
+
+	s->delay = tb_vmalloc(array_size(n + k, sizeof(*s->delay)));
+	s->jdelay = tb_vmalloc(array_size(n + k, sizeof(*s->jdelay)));
+	s->midx = tb_vmalloc(array_size(k, sizeof(*s->midx)));
+	if (!s->delay || !s->jdelay || !s->midx)
+		return -ENOMEM;
+	for (i = 0; i < n + k; i++) {
+		s->delay[i] = tb_delay(NSEC_PER_MSEC, HOUR_NS);
+		s->jdelay[i] = tb_jiffies(s->delay[i]);
+		if (i < k)
+			s->midx[i] = prandom_u32_state(&tb_rnd) % n;
+		if (!(i % CHUNK))
+			cond_resched();
+	}
+	return 0;
+}
+
+/* One facility's timers, if they fit in what is left of @budget bytes. */
+static void tb_cost_alloc(struct tb_costs *s, enum tb_fac fac, u32 n, u32 k,
+			  u64 *budget)
+{
+	struct tb_cost *c = &s->c[fac];
+	u64 need = (u64)(n + k) * fac_size[fac];
+	u32 i;
+
+	*c = (struct tb_cost){ .fac = fac, .n = n, .k = k, .delay = s->delay,
+			       .jdelay = s->jdelay, .midx = s->midx };
+	if (need > *budget) {
+		tb_cost_skip(fac, n, "memory");
+		return;
+	}
+	c->timers = tb_vmalloc(need);
+	if (!c->timers) {
+		tb_cost_skip(fac, n, "vmalloc");
+		return;
+	}
+	*budget -= need;
+	for (i = 0; i < n + k; i++) {
+		tb_cost_init_one(c, i);
+		if (!(i % CHUNK))
+			cond_resched();
+	}
+}
+
+/* Leave the guest half of its memory. */
+static struct tb_costs *tb_costs_alloc(u32 n)
+{
+	u64 budget = (u64)totalram_pages() * PAGE_SIZE / 2;
+	u32 k = min_t(u32, n, probe_ops);
+	struct tb_costs *s;
+	enum tb_fac fac;
+
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return NULL;
+	if (tb_costs_delays(s, n, k)) {
+		for (fac = 0; fac < NR_FAC; fac++)
+			tb_cost_skip(fac, n, "vmalloc");
+		tb_costs_free(s);
+		return NULL;
+	}
+	budget -= min(budget, (u64)(n + k) * 16 + k * 4);
+	for (fac = 0; fac < NR_FAC; fac++)
+		tb_cost_alloc(s, fac, n, k, &budget);
+	return s;
+}
+
+/* Tenths of a ns per op. */
+static u64 tb_per_op(u64 ns, u64 ops)
+{
+	return div64_u64(ns * 10, max_t(u64, ops, 1));
+}
+
+/*
+ * One round of one facility: arm and cancel the probes, and modify pending
+ * timers, each repeated until about probe_ops operations have been timed.
+ */
+static void tb_cost_round(struct tb_cost *c, u64 *arm, u64 *mod, u64 *cancel)
+{
+	u32 reps = DIV_ROUND_UP(probe_ops, c->k), r;
+	u64 a = 0, m = 0, x = 0;
+
+	for (r = 0; r < reps; r++) {
+		a += tb_cost_run(c, OP_ARM, c->n, c->n + c->k);
+		x += tb_cost_run(c, OP_CANCEL, c->n, c->n + c->k);
+		m += tb_cost_run(c, OP_MOD, 0, c->k);
+	}
+	*arm = tb_per_op(a, (u64)reps * c->k);
+	*mod = tb_per_op(m, (u64)reps * c->k);
+	*cancel = tb_per_op(x, (u64)reps * c->k);
+}
+
+static u64 tb_median(u64 *v, unsigned int n)
+{
+	sort(v, n, sizeof(*v), tb_cmp_u64, NULL);
+	return v[n / 2];
+}
+
+static void tb_cost_report(struct tb_costs *s, enum tb_fac fac)
+{
+	struct tb_cost *c = &s->c[fac];
+
+	tb_jbegin("cost");
+	tb_jstr("fac", fac_name[fac]);
+	tb_ju64("n", c->n);
+	tb_jtenths("arm_ns", tb_median(s->arm[fac], rounds));
+	tb_jtenths("mod_ns", tb_median(s->mod[fac], rounds));
+	tb_jtenths("cancel_ns", tb_median(s->cancel[fac], rounds));
+	tb_jtenths("fill_ns", s->fill[fac]);
+	tb_jtenths("drain_ns", s->drain[fac]);
+	tb_ju64("rounds", rounds);
+	tb_ju64("ops", c->k * DIV_ROUND_UP(probe_ops, c->k));
+	tb_jend();
+}
+
+static void tb_costs_measure(struct tb_costs *s)
+{
+	struct tb_cost *c;
+	unsigned int r, i;
+	enum tb_fac fac;
+
+	for (fac = 0; fac < NR_FAC; fac++) {
+		c = &s->c[fac];
+		if (c->timers)
+			s->fill[fac] = tb_per_op(tb_cost_run(c, OP_ARM, 0, c->n),
+						 c->n);
+	}
+	if (s->c[FAC_TWHEEL].timers)
+		tb_wakeups("spread_over_hour", s->c[FAC_TWHEEL].n);
+	for (r = 0; r < rounds; r++) {
+		for (i = 0; i < NR_FAC; i++) {
+			fac = (r + i) % NR_FAC;
+			c = &s->c[fac];
+			if (c->timers)
+				tb_cost_round(c, &s->arm[fac][r],
+					      &s->mod[fac][r],
+					      &s->cancel[fac][r]);
+		}
+	}
+	for (fac = 0; fac < NR_FAC; fac++) {
+		c = &s->c[fac];
+		if (!c->timers)
+			continue;
+		s->drain[fac] = tb_per_op(tb_cost_run(c, OP_CANCEL, 0, c->n),
+					  c->n);
+		tb_cost_report(s, fac);
+	}
+}
+
+static void tb_costs(u32 n)
+{
+	struct tb_costs *s = tb_costs_alloc(n);
+
+	if (!s)
+		return;
+	tb_costs_measure(s);
+	tb_costs_free(s);
+}
+
+/* ---- fires: lateness and bursts ---- */
+
+/**
+ * struct tb_item - a timer of a lateness or burst run
+ * @tw:		the timer, for twheel
+ * @tl:		the timer, for timer_list
+ * @hr:		the timer, for hrtimer
+ * @deadline:	when it should fire, CLOCK_MONOTONIC ns
+ * @fired:	when its callback ran (lateness runs only), 0 if it did not
+ */
+struct tb_item {
+	union {
+		struct twheel_timer	tw;
+		struct timer_list	tl;
+		struct hrtimer		hr;
+	};
+	u64	deadline;
+	u64	fired;
+};
+
+/**
+ * struct tb_fire_run - the run in progress; one at a time
+ * @count:	callbacks run so far
+ * @n:		callbacks expected
+ * @stamp_all:	record every fire time, not just the first and last
+ * @done:	set, with @last, by the @n-th callback
+ * @first:	time of the first callback
+ * @last:	time of the @n-th callback
+ * @wq:		the benchmark waits here for @done
+ */
+static struct tb_fire_run {
+	atomic_t		count;
+	int			n;
+	bool			stamp_all;
+	bool			done;
+	u64			first;
+	u64			last;
+	wait_queue_head_t	wq;
+} tb_run;
+
+static void tb_fire_note(struct tb_item *it)
+{
+	int count = atomic_inc_return(&tb_run.count);
+	u64 now;
+
+	if (!tb_run.stamp_all && count != 1 && count != tb_run.n)
+		return;
+	now = ktime_get_ns();
+	it->fired = now;
+	if (count == 1)
+		tb_run.first = now;
+	if (count == tb_run.n) {
+		tb_run.last = now;
+		/* Publishes @last to tb_fire_wait()'s reader. */
+		smp_store_release(&tb_run.done, true);
+		wake_up(&tb_run.wq);
+	}
+}
+
+static void tb_fire_tw(struct twheel_timer *t)
+{
+	tb_fire_note(container_of(t, struct tb_item, tw));
+}
+
+static void tb_fire_tl(struct timer_list *t)
+{
+	tb_fire_note(container_of(t, struct tb_item, tl));
+}
+
+static enum hrtimer_restart tb_fire_hr(struct hrtimer *t)
+{
+	tb_fire_note(container_of(t, struct tb_item, hr));
+	return HRTIMER_NORESTART;
+}
+
+static void tb_item_init(enum tb_fac fac, struct tb_item *it)
+{
+	switch (fac) {
+	case FAC_TWHEEL:
+		twheel_timer_init(&it->tw, tb_fire_tw, 0);
+		break;
+	case FAC_TIMER_LIST:
+		timer_setup(&it->tl, tb_fire_tl, 0);
+		break;
+	default:
+		hrtimer_init(&it->hr, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+		it->hr.function = tb_fire_hr;
+		break;
+	}
+}
+
+/* Arm @it for it->deadline; @jexp is the jiffies value for timer_list. */
+static void tb_item_arm(enum tb_fac fac, struct tb_item *it,
+			unsigned long jexp)
+{
+	switch (fac) {
+	case FAC_TWHEEL:
+		twheel_add(&it->tw, it->deadline, TWHEEL_ABS);
+		break;
+	case FAC_TIMER_LIST:
+		mod_timer(&it->tl, jexp);
+		break;
+	default:
+		hrtimer_start(&it->hr, ns_to_ktime(it->deadline),
+			      HRTIMER_MODE_ABS_SOFT);
+		break;
+	}
+}
+
+static void tb_item_sync(enum tb_fac fac, struct tb_item *it)
+{
+	switch (fac) {
+	case FAC_TWHEEL:
+		twheel_cancel_sync(&it->tw);
+		break;
+	case FAC_TIMER_LIST:
+		del_timer_sync(&it->tl);
+		break;
+	default:
+		hrtimer_cancel(&it->hr);
+		break;
+	}
+}
+
+static struct tb_item *tb_items_alloc(enum tb_fac fac, u32 n)
+{
+	struct tb_item *items = vzalloc(array_size(n, sizeof(*items)));
+	u32 i;
+
+	if (!items)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		tb_item_init(fac, items + i);
+		if (!(i % CHUNK))
+			cond_resched();
+	}
+	return items;
+}
+
+/* Start a run of @n callbacks; no timer of an earlier run is pending. */
+static void tb_run_reset(u32 n, bool stamp_all)
+{
+	atomic_set(&tb_run.count, 0);
+	tb_run.n = n;
+	tb_run.stamp_all = stamp_all;
+	tb_run.done = false;
+	tb_run.first = 0;
+	tb_run.last = 0;
+}
+
+/* Cancel every timer and wait for running callbacks: then @items may go. */
+static void tb_items_stop(enum tb_fac fac, struct tb_item *items, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		tb_item_sync(fac, items + i);
+		if (!(i % CHUNK))
+			cond_resched();
+	}
+}
+
+/* Wait until all callbacks ran or @timeout_ns passed; true if all ran. */
+static bool tb_fire_wait(u64 timeout_ns)
+{
+	/* Pairs with tb_fire_note(): @last is valid once @done is seen. */
+	return wait_event_timeout(tb_run.wq, smp_load_acquire(&tb_run.done),
+				  nsecs_to_jiffies(timeout_ns) + 1);
+}
+
+static void tb_lateness_report(enum tb_fac fac, const char *range,
+			       struct tb_item *items, u32 n, s64 *late)
+{
+	u32 i, fired = 0, early = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!items[i].fired)
+			continue;
+		late[fired] = items[i].fired - items[i].deadline;
+		early += late[fired] < 0;
+		fired++;
+	}
+	tb_jbegin("lateness");
+	tb_jstr("fac", fac_name[fac]);
+	tb_jstr("range", range);
+	tb_ju64("n", n);
+	tb_ju64("fired", fired);
+	if (fired) {
+		sort(late, fired, sizeof(*late), tb_cmp_s64, NULL);
+		tb_ju64("early", early);
+		tb_js64("min_ns", late[0]);
+		tb_js64("p50_ns", tb_pct(late, fired, 50));
+		tb_js64("p99_ns", tb_pct(late, fired, 99));
+		tb_js64("max_ns", late[fired - 1]);
+	}
+	tb_jend();
+}
+
+/*
+ * @n timers of each facility with delays in [@lo, @hi), the same delays for
+ * all, armed side by side so that they see the same host; report fire time
+ * minus deadline.
+ */
+static int tb_lateness(const char *range, u64 lo, u64 hi, u32 n)
+{
+	s64 *late = vmalloc(array_size(n, sizeof(*late)));
+	struct tb_item *items[NR_FAC] = {};
+	enum tb_fac fac;
+	int ret = -ENOMEM;
+	u32 i, f;
+
+	for (fac = 0; fac < NR_FAC; fac++) {
+		items[fac] = tb_items_alloc(fac, n);
+		if (!items[fac])
+			goto out_free;
+	}
+	if (!late)
+		goto out_free;
+	tb_run_reset(n * NR_FAC, true);
+	for (i = 0; i < n; i++) {
+		u64 d = tb_delay(lo, hi);
+
+		for (f = 0; f < NR_FAC; f++) {
+			struct tb_item *it = items[(i + f) % NR_FAC] + i;
+
+			it->deadline = ktime_get_ns() + d;
+			tb_item_arm((i + f) % NR_FAC, it, jiffies + tb_jiffies(d));
+		}
+	}
+	tb_fire_wait(hi + hi / 4 + 2 * NSEC_PER_SEC);
+	ret = 0;
+out_free:
+	for (fac = 0; fac < NR_FAC; fac++) {
+		if (!items[fac])
+			continue;
+		tb_items_stop(fac, items[fac], n);
+		if (!ret)
+			tb_lateness_report(fac, range, items[fac], n, late);
+		vfree(items[fac]);
+	}
+	vfree(late);
+	return ret;
+}
+
+static void tb_burst_report(enum tb_fac fac, u32 n, u64 deadline, u64 armed,
+			    bool all)
+{
+	u64 span = all ? tb_run.last - tb_run.first : 0;
+	u64 rate = span ? div64_u64((u64)(n - 1) * NSEC_PER_SEC, span) : 0;
+
+	tb_jbegin("burst");
+	tb_jstr("fac", fac_name[fac]);
+	tb_ju64("n", n);
+	tb_ju64("fired", atomic_read(&tb_run.count));
+	tb_ju64("per_s", rate);
+	tb_ju64("span_ns", span);
+	tb_js64("first_late_ns", tb_run.first - deadline);
+	if (all)
+		tb_js64("last_late_ns", tb_run.last - deadline);
+	tb_jadd(",\"armed_in_time\":%s", armed < deadline ? "true" : "false");
+	tb_jend();
+}
+
+/* @n timers due at one instant, far enough ahead to arm them all first. */
+static int tb_burst(enum tb_fac fac, u32 n)
+{
+	struct tb_item *items = tb_items_alloc(fac, n);
+	u64 now, deadline, armed;
+	unsigned long jexp;
+	bool all;
+	u32 i;
+
+	if (!items)
+		return -ENOMEM;
+	tb_run_reset(n, false);
+	now = ktime_get_ns();
+	deadline = now + 500 * NSEC_PER_MSEC + (u64)n * 4 * NSEC_PER_USEC;
+	jexp = jiffies + tb_jiffies(deadline - now);
+	for (i = 0; i < n; i++) {
+		items[i].deadline = deadline;
+		tb_item_arm(fac, items + i, jexp);
+		if (!(i % CHUNK))
+			cond_resched();
+	}
+	armed = ktime_get_ns();
+	all = tb_fire_wait(deadline - armed + 30 * NSEC_PER_SEC);
+	tb_items_stop(fac, items, n);
+	tb_burst_report(fac, n, deadline, armed, all);
+	vfree(items);
+	return 0;
+}
+
+/* ---- the whole run ---- */
+
+/* Tenths of a ns per ktime_get_ns(): twheel and hrtimer read it per arm. */
+static u64 tb_clock_cost(void)
+{
+	u64 t0, sink = 0;
+	unsigned int i;
+
+	t0 = ktime_get_ns();
+	for (i = 0; i < CHUNK * 16; i++)
+		sink += ktime_get_ns();
+	barrier_data(&sink);
+	return tb_per_op(ktime_get_ns() - t0, CHUNK * 16);
+}
+
+static void tb_env(void)
+{
+	enum tb_fac fac;
+
+	tb_jbegin("env");
+	tb_ju64("tick_ns", twheel_tick_ns());
+	tb_ju64("hz", HZ);
+	tb_ju64("cpu", raw_smp_processor_id());
+	tb_ju64("cpus", num_online_cpus());
+	tb_ju64("rounds", rounds);
+	tb_ju64("seed", seed);
+	tb_jtenths("clock_ns", tb_clock_cost());
+	tb_jend();
+	for (fac = 0; fac < NR_FAC; fac++) {
+		tb_jbegin("size");
+		tb_jstr("fac", fac_name[fac]);
+		tb_ju64("bytes", fac_size[fac]);
+		tb_jend();
+	}
+}
+
+static int tb_all_costs(void)
+{
+	unsigned int ns[MAX_N], i;
+	int count;
+
+	count = tb_parse_list(n_list, ns);
+	if (count < 0)
+		return count;
+	for (i = 0; i < count; i++)
+		tb_costs(ns[i]);
+	return 0;
+}
+
+static int tb_all_fires(void)
+{
+	unsigned int ns[MAX_N], i;
+	enum tb_fac fac;
+	int count, ret = 0;
+
+	ret = tb_lateness("short", NSEC_PER_MSEC, 50 * NSEC_PER_MSEC, lat_n);
+	if (!ret)
+		ret = tb_lateness("long", NSEC_PER_SEC, 5 * NSEC_PER_SEC, lat_n);
+	count = tb_parse_list(burst_list, ns);
+	if (count < 0)
+		return count;
+	for (i = 0; i < count && !ret; i++)
+		for (fac = 0; fac < NR_FAC && !ret; fac++)
+			ret = tb_burst(fac, ns[i]);
+	return ret;
+}
+
+static int __init tb_init(void)
+{
+	u64 start = ktime_get_ns();
+	int ret;
+
+	if (!rounds || rounds > MAX_ROUNDS || !probe_ops || !lat_n ||
+	    !wake_ms) {
+		pr_err("rounds must be 1..%u; probe_ops, lat_n, wake_ms > 0\n",
+		       MAX_ROUNDS);
+		return -EINVAL;
+	}
+	prandom_seed_state(&tb_rnd, seed);
+	init_waitqueue_head(&tb_run.wq);
+
+	migrate_disable();
+	tb_env();
+	tb_wakeups_sparse();
+	ret = tb_all_costs();
+	if (!ret)
+		ret = tb_all_fires();
+	migrate_enable();
+
+	pr_info("%s after %llu ms\n", ret ? "failed" : "done",
+		div_u64(ktime_get_ns() - start, NSEC_PER_MSEC));
+	return ret;
+}
+
+static void __exit tb_exit(void)
+{
+}
+
+module_init(tb_init);
+module_exit(tb_exit);
+
+MODULE_AUTHOR("The twheel authors");
+MODULE_DESCRIPTION("Benchmarks of twheel against timer_list and hrtimer");
+MODULE_LICENSE("GPL");

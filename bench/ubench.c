@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ubench - userspace timer benchmarks, run as root inside the test VM
+ *
+ * Copyright (C) 2026 The twheel authors
+ *
+ * Prints one "RESULT {json}" line per measurement; bench/report.py reads
+ * them next to the kernel module's. For N timers (default 10000,100000):
+ *
+ *  uarm      timers armed per second from one thread, and kernel memory per
+ *            timer (slab objects of /proc/slabinfo plus VmallocUsed, before
+ *            and after): timerfd_create + timerfd_settime, timer_create +
+ *            timer_settime (SIGEV_NONE; capped at -p seconds), and
+ *            /dev/twheel, one TWHEEL_IOC_ARM per timer and TWHEEL_IOC_ARM_BATCH
+ *            of 1024
+ *  udeliver  events delivered per second when N timers come due at one
+ *            instant, counted from that instant, and how late the first one
+ *            arrives: epoll over N timerfds (each event read from its fd)
+ *            against read() batches from one /dev/twheel fd
+ *
+ * Delays are random within 1 s..1 h for the arming runs, so nothing fires
+ * while memory is measured.
+ *
+ * Every measurement runs -r times, the facilities taking turns, so that a
+ * busy stretch of the host hits them alike; report.py takes the medians.
+ *
+ * Usage: ubench [-n N[,N...]] [-p POSIX_CAP_SECONDS] [-r ROUNDS]
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/twheel.h>
+#include <linux/types.h>
+
+#define USAGE		"usage: ubench [-n N,...] [-p SECONDS] [-r ROUNDS]\n"
+#define MAX_N		8
+#define BATCH		1024
+#define NSEC_PER_SEC	1000000000ULL
+#define HOUR_NS		(3600 * NSEC_PER_SEC)
+
+static unsigned int posix_cap_s = 20;
+static unsigned int rounds = 3;
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static struct timespec ns_to_ts(__u64 ns)
+{
+	struct timespec ts = { ns / NSEC_PER_SEC, ns % NSEC_PER_SEC };
+
+	return ts;
+}
+
+/* xorshift64*: reproducible delays without libc state. */
+static __u64 rnd_state = 0x9e3779b97f4a7c15ULL;
+
+static __u64 rnd_delay(__u64 lo, __u64 hi)
+{
+	rnd_state ^= rnd_state >> 12;
+	rnd_state ^= rnd_state << 25;
+	rnd_state ^= rnd_state >> 27;
+	return lo + (rnd_state * 2685821657736338717ULL) % (hi - lo);
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "ubench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+/* ---- RESULT lines ---- */
+
+static char json[1024];
+static size_t json_len;
+
+static void jadd(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(json + json_len, sizeof(json) - json_len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		json_len += n;
+	if (json_len >= sizeof(json))
+		json_len = sizeof(json) - 1;
+}
+
+static unsigned int cur_round;
+
+static void jbegin(const char *kind)
+{
+	json_len = 0;
+	jadd("\"kind\":\"%s\",\"round\":%u", kind, cur_round);
+}
+
+static void jstr(const char *key, const char *val)
+{
+	jadd(",\"%s\":\"%s\"", key, val);
+}
+
+static void jnum(const char *key, double val)
+{
+	jadd(",\"%s\":%.1f", key, val);
+}
+
+static void jint(const char *key, long long val)
+{
+	jadd(",\"%s\":%lld", key, val);
+}
+
+static void jend(void)
+{
+	printf("RESULT {%s}\n", json);
+	fflush(stdout);
+}
+
+/* ---- kernel memory ---- */
+
+/**
+ * struct kmem - kernel memory in use
+ * @obj_b:	bytes of allocated slab objects (/proc/slabinfo active_objs
+ *		times objsize, all caches); exact where Slab pages are not,
+ *		since freed objects keep their slab pages for reuse
+ * @slab_kb:	Slab of /proc/meminfo
+ * @vmalloc_kb:	VmallocUsed of /proc/meminfo
+ */
+struct kmem {
+	double	obj_b;
+	long	slab_kb;
+	long	vmalloc_kb;
+};
+
+static double slab_objects(void)
+{
+	unsigned long active, total, size;
+	char line[512], name[64];
+	double sum = 0;
+	FILE *f;
+
+	f = fopen("/proc/slabinfo", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %lu %lu %lu", name, &active, &total,
+			   &size) == 4)
+			sum += (double)active * size;
+	fclose(f);
+	return sum;
+}
+
+static struct kmem kmem_now(void)
+{
+	struct kmem m = { slab_objects(), -1, -1 };
+	char line[256];
+	FILE *f;
+
+	f = fopen("/proc/meminfo", "r");
+	if (!f)
+		return m;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Slab: %ld kB", &m.slab_kb) == 1)
+			continue;
+		if (sscanf(line, "VmallocUsed: %ld kB", &m.vmalloc_kb) == 1)
+			continue;
+	}
+	fclose(f);
+	return m;
+}
+
+/*
+ * Bytes per timer of kernel memory growth since @before: slab objects plus
+ * vmalloc ("mem_b"), and the Slab pages of meminfo for reference.
+ */
+static void jkmem(struct kmem before, unsigned int n)
+{
+	struct kmem after = kmem_now();
+	double obj = after.obj_b - before.obj_b;
+	double vm = (after.vmalloc_kb - before.vmalloc_kb) * 1024.0;
+
+	if (!n)
+		return;
+	jnum("mem_b", (obj + vm) / n);
+	jnum("slab_obj_b", obj / n);
+	jnum("vmalloc_b", vm / n);
+	jnum("slab_pages_b", (after.slab_kb - before.slab_kb) * 1024.0 / n);
+}
+
+/* Let RCU-deferred frees of the last run finish before the next measures. */
+static void settle(void)
+{
+	usleep(500 * 1000);
+}
+
+static void jrate(unsigned int n, __u64 t0, __u64 t1)
+{
+	jnum("per_s", t1 > t0 ? n * (double)NSEC_PER_SEC / (t1 - t0) : 0);
+}
+
+/* Room for @n timerfds, and @n POSIX timers (each holds a sigqueue). */
+static void raise_limits(unsigned int n)
+{
+	struct rlimit rl = { n + 1024, n + 1024 };
+
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		die("setrlimit(RLIMIT_NOFILE)");
+	if (setrlimit(RLIMIT_SIGPENDING, &rl))
+		die("setrlimit(RLIMIT_SIGPENDING)");
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+
+	if (!p)
+		die("calloc");
+	return p;
+}
+
+/* ---- timerfd ---- */
+
+static void tfd_set(int fd, __u64 ns, int flags)
+{
+	struct itimerspec its = { .it_value = ns_to_ts(ns) };
+
+	if (timerfd_settime(fd, flags, &its, NULL))
+		die("timerfd_settime");
+}
+
+static int tfd_new(void)
+{
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+
+	if (fd < 0)
+		die("timerfd_create");
+	return fd;
+}
+
+static void close_all(int *fds, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+static void arm_timerfd(unsigned int n)
+{
+	int *fds = xcalloc(n, sizeof(*fds));
+	struct kmem before = kmem_now();
+	__u64 t0, t1;
+	unsigned int i;
+
+	t0 = now_ns();
+	for (i = 0; i < n; i++) {
+		fds[i] = tfd_new();
+		tfd_set(fds[i], rnd_delay(NSEC_PER_SEC, HOUR_NS), 0);
+	}
+	t1 = now_ns();
+	jbegin("uarm");
+	jstr("fac", "timerfd");
+	jint("n", n);
+	jrate(n, t0, t1);
+	jkmem(before, n);
+	jend();
+	close_all(fds, n);
+	free(fds);
+	settle();
+}
+
+/* ---- POSIX timers ---- */
+
+static void arm_posix(unsigned int n)
+{
+	struct sigevent sev = { .sigev_notify = SIGEV_NONE };
+	timer_t *ids = xcalloc(n, sizeof(*ids));
+	struct kmem before = kmem_now();
+	__u64 t0, t1, cap = posix_cap_s * NSEC_PER_SEC;
+	unsigned int i;
+	int err = 0;
+
+	t0 = now_ns();
+	for (i = 0; i < n; i++) {
+		struct itimerspec its = {
+			.it_value = ns_to_ts(rnd_delay(NSEC_PER_SEC, HOUR_NS)),
+		};
+
+		if (timer_create(CLOCK_MONOTONIC, &sev, &ids[i])) {
+			err = errno;
+			break;
+		}
+		if (timer_settime(ids[i], 0, &its, NULL))
+			die("timer_settime");
+		if (!(i % 1024) && now_ns() - t0 > cap) {
+			i++;
+			break;
+		}
+	}
+	t1 = now_ns();
+	jbegin("uarm");
+	jstr("fac", "posix");
+	jint("n", n);
+	jint("armed", i);
+	if (err)
+		jstr("error", strerror(err));
+	jrate(i, t0, t1);
+	jkmem(before, i);
+	jend();
+	while (i--)
+		timer_delete(ids[i]);
+	free(ids);
+	settle();
+}
+
+/* ---- epoll over timerfds: N due at one instant ---- */
+
+struct deliver {
+	__u64 deadline;
+	__u64 first;
+	__u64 last;
+	unsigned int got;
+};
+
+static void deliver_report(const char *fac, unsigned int n, struct deliver *d)
+{
+	jbegin("udeliver");
+	jstr("fac", fac);
+	jint("n", n);
+	jint("got", d->got);
+	jrate(d->got, d->deadline, d->last);
+	jint("first_late_ns", (long long)(d->first - d->deadline));
+	jint("span_ns", d->last - d->first);
+	jend();
+}
+
+static void epoll_drain(int ep, int *fds, unsigned int n, struct deliver *d)
+{
+	struct epoll_event ev[1024];
+	__u64 ticks;
+	int i, got;
+
+	while (d->got < n) {
+		got = epoll_wait(ep, ev, 1024, 60 * 1000);
+		if (got <= 0)
+			break;
+		if (!d->first)
+			d->first = now_ns();
+		for (i = 0; i < got; i++)
+			if (read(fds[ev[i].data.u32], &ticks, sizeof(ticks)) ==
+			    sizeof(ticks))
+				d->got++;
+	}
+	d->last = now_ns();
+}
+
+static void deliver_epoll(unsigned int n)
+{
+	int *fds = xcalloc(n, sizeof(*fds)), ep;
+	struct deliver d = { 0 };
+	unsigned int i;
+
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0)
+		die("epoll_create1");
+	for (i = 0; i < n; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = i };
+
+		fds[i] = tfd_new();
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev))
+			die("epoll_ctl");
+	}
+	d.deadline = now_ns() + NSEC_PER_SEC / 2 + n * 20000ULL;
+	for (i = 0; i < n; i++)
+		tfd_set(fds[i], d.deadline, TFD_TIMER_ABSTIME);
+	if (now_ns() >= d.deadline)
+		fprintf(stderr, "ubench: epoll: arming took past the deadline\n");
+	epoll_drain(ep, fds, n, &d);
+	deliver_report("epoll_timerfd", n, &d);
+	close(ep);
+	close_all(fds, n);
+	free(fds);
+	settle();
+}
+
+/* ---- /dev/twheel ---- */
+
+/* A fresh timer set; -1 (and a "skip" result) without the device. */
+static int tw_open(void)
+{
+	struct twheel_version v = { .size = sizeof(v), .api = TWHEEL_API };
+	int fd = open("/dev/twheel", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 || ioctl(fd, TWHEEL_IOC_VERSION, &v)) {
+		jbegin("skip");
+		jstr("what", "/dev/twheel");
+		jstr("why", strerror(errno));
+		jend();
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void tw_fill(struct twheel_arm *a, __u64 key, __u64 expiry, __u32 flags)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->flags = flags;
+	a->key = key;
+	a->data = ~key;
+	a->expiry_ns = expiry;
+}
+
+/* Arm @n timers, @batch per ioctl (0: TWHEEL_IOC_ARM each); -1 on error. */
+static int tw_arm_n(int fd, unsigned int n, unsigned int batch,
+		    __u64 deadline)
+{
+	static struct twheel_arm a[BATCH];
+	static __s32 status[BATCH];
+	struct twheel_arm_batch b = {
+		.size = sizeof(b), .entries = (__u64)(uintptr_t)a,
+		.status = (__u64)(uintptr_t)status, .entry_size = sizeof(a[0]),
+	};
+	__u32 flags = deadline ? TWHEEL_ARM_ABS : 0;
+	unsigned int i, j;
+
+	for (i = 0; i < n; i += b.count) {
+		b.count = batch ? (n - i < batch ? n - i : batch) : 1;
+		for (j = 0; j < b.count; j++) {
+			__u64 expiry = deadline;
+
+			if (!expiry)
+				expiry = rnd_delay(NSEC_PER_SEC, HOUR_NS);
+			tw_fill(&a[j], i + j, expiry, flags);
+		}
+		if (!batch && ioctl(fd, TWHEEL_IOC_ARM, &a[0]))
+			return -1;
+		if (batch && ioctl(fd, TWHEEL_IOC_ARM_BATCH, &b) != (int)b.count)
+			return -1;
+	}
+	return 0;
+}
+
+static void arm_twheel(unsigned int n, unsigned int batch)
+{
+	struct kmem before = kmem_now();
+	int fd = tw_open();
+	__u64 t0, t1;
+
+	if (fd < 0)
+		return;
+	t0 = now_ns();
+	if (tw_arm_n(fd, n, batch, 0))
+		die("twheel arm");
+	t1 = now_ns();
+	jbegin("uarm");
+	jstr("fac", batch ? "twheel_batch" : "twheel_ioctl");
+	jint("n", n);
+	if (batch)
+		jint("batch", batch);
+	jrate(n, t0, t1);
+	jkmem(before, n);
+	jend();
+	close(fd);
+	settle();
+}
+
+/* Read events until @n arrived; a minute without one ends the wait. */
+static void tw_drain(int fd, unsigned int n, struct deliver *d)
+{
+	static struct twheel_event ev[BATCH];
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	ssize_t got;
+
+	while (d->got < n) {
+		if (poll(&pfd, 1, 60 * 1000) != 1)
+			break;
+		got = read(fd, ev, sizeof(ev));
+		if (got <= 0)
+			break;
+		if (!d->first)
+			d->first = now_ns();
+		d->got += got / sizeof(ev[0]);
+	}
+	d->last = now_ns();
+}
+
+static void deliver_twheel(unsigned int n)
+{
+	struct deliver d = { 0 };
+	int fd = tw_open();
+
+	if (fd < 0)
+		return;
+	d.deadline = now_ns() + NSEC_PER_SEC / 2 + n * 20000ULL;
+	if (tw_arm_n(fd, n, BATCH, d.deadline))
+		die("twheel arm");
+	if (now_ns() >= d.deadline)
+		fprintf(stderr, "ubench: twheel: arming took past the deadline\n");
+	tw_drain(fd, n, &d);
+	deliver_report("twheel_read", n, &d);
+	close(fd);
+	settle();
+}
+
+/* ---- environment ---- */
+
+static void env(void)
+{
+	char cs[64] = "unknown";
+	FILE *f;
+
+	f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+		  "r");
+	if (f) {
+		if (fscanf(f, "%63s", cs) != 1)
+			strcpy(cs, "unknown");
+		fclose(f);
+	}
+	jbegin("uenv");
+	jstr("clocksource", cs);
+	jint("cpus", sysconf(_SC_NPROCESSORS_ONLN));
+	jend();
+}
+
+static int parse_list(char *s, unsigned int *out)
+{
+	int n = 0;
+	char *tok;
+
+	for (tok = strtok(s, ","); tok && n < MAX_N; tok = strtok(NULL, ","))
+		if (atoi(tok) > 0)
+			out[n++] = atoi(tok);
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int ns[MAX_N] = { 10000, 100000 }, max = 0;
+	int count = 2, opt, i;
+
+	while ((opt = getopt(argc, argv, "n:p:r:")) != -1) {
+		if (opt == 'n')
+			count = parse_list(optarg, ns);
+		else if (opt == 'p')
+			posix_cap_s = atoi(optarg);
+		else if (opt == 'r' && atoi(optarg) > 0)
+			rounds = atoi(optarg);
+		else
+			return fputs(USAGE, stderr), 2;
+	}
+	for (i = 0; i < count; i++)
+		max = ns[i] > max ? ns[i] : max;
+	raise_limits(max);
+	env();
+	for (i = 0; i < count; i++) {
+		for (cur_round = 0; cur_round < rounds; cur_round++) {
+			arm_timerfd(ns[i]);
+			arm_posix(ns[i]);
+			arm_twheel(ns[i], 0);
+			arm_twheel(ns[i], BATCH);
+			deliver_epoll(ns[i]);
+			deliver_twheel(ns[i]);
+		}
+	}
+	return 0;
+}
