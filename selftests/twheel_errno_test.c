@@ -5,7 +5,6 @@
  * teardown checks that it still fires, with the right key and data.
  */
 #include <assert.h>
-#include <sys/mman.h>
 
 #include "twheel_test.h"
 #include "kselftest_harness.h"
@@ -50,12 +49,12 @@ TEST_F(err, enotty)
 TEST_F(err, efault)
 {
 	struct twheel_arm a = tw_arm_rel(1, 0, 0);
-	int32_t status[2];
+	__s32 status[2];
 	struct twheel_arm_batch b = {
 		.size = sizeof(b), .entries = 8, .status = (uintptr_t)status,
 		.count = 2, .entry_size = sizeof(a),
 	};
-	void *volatile bad = NULL;	/* hidden from the compiler */
+	void *bad = tw_bad_ptr();
 
 	EXPECT_EQ(-EFAULT, tw_ioctl(self->fd, TWHEEL_IOC_ARM, NULL));
 	EXPECT_EQ(-EFAULT, tw_ioctl(self->fd, TWHEEL_IOC_QUERY, (void *)8));
@@ -121,7 +120,7 @@ TEST_F(err, einval_short_size)
 {
 	struct twheel_arm a = tw_arm_rel(1, 0, 0);
 	struct twheel_query q = { .size = sizeof(q) - 8, .key = SENTINEL };
-	int32_t status = 0;
+	__s32 status = 0;
 	struct twheel_arm_batch b = {
 		.size = sizeof(b), .entries = (uintptr_t)&a,
 		.status = (uintptr_t)&status, .count = 1, .entry_size = 40,
@@ -146,11 +145,11 @@ TEST_F(err, e2big_tail)
 {
 	struct {
 		struct twheel_arm a;
-		uint64_t tail[2];
+		__u64 tail[2];
 	} big = { .a = tw_arm_rel(1, 0, 10000 * MS) };
 	struct {
 		struct twheel_query q;
-		uint64_t tail;
+		__u64 tail;
 	} bq = { .q = { .size = sizeof(bq), .key = 1 } };
 
 	big.a.size = sizeof(big);
@@ -175,7 +174,7 @@ TEST_F(err, erange)
 
 	EXPECT_EQ(-ERANGE, tw_arm(self->fd, 1, 0, UINT64_MAX, 0, 0, 0));
 	EXPECT_EQ(-ERANGE, tw_arm(self->fd, 1, 0, INT64_MAX, 0, 0, 0));
-	EXPECT_EQ(-ERANGE, tw_arm(self->fd, 1, 0, (uint64_t)INT64_MAX + 1, 0, 0,
+	EXPECT_EQ(-ERANGE, tw_arm(self->fd, 1, 0, (__u64)INT64_MAX + 1, 0, 0,
 				  TWHEEL_ARM_ABS));
 	EXPECT_EQ(-ERANGE, tw_ioctl(self->fd, TWHEEL_IOC_MODIFY, &m));
 	/* The far end of the range is fine. */
@@ -202,7 +201,7 @@ TEST_F(err, eexist)
 TEST_F(err, enospc_per_file)
 {
 	unsigned long old;
-	int32_t status[4];
+	__s32 status[4];
 	struct twheel_arm a[4];
 	struct twheel_arm_batch b = {
 		.size = sizeof(b), .entries = (uintptr_t)a,
@@ -260,4 +259,8 @@ TEST_F(err, enospc_per_user)
 	EXPECT_EQ(11, tw_fdinfo(self->fd, "timers"));
 }
 
-TW_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	tw_require_device();
+	return test_harness_run(argc, argv);
+}

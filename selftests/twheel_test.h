@@ -19,10 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <linux/twheel.h>
+
+#include "kselftest.h"
 
 #define TW_DEV		"/dev/twheel"
 #define TW_PARAMS	"/sys/module/twheel_dev/parameters/"
@@ -77,7 +80,7 @@ TW_LAYOUT(twheel_event, fire_ns, 24);
 TW_LAYOUT(twheel_event, overruns, 32);
 TW_LAYOUT(twheel_event, flags, 36);
 
-static inline uint64_t tw_now(void)
+static inline __u64 tw_now(void)
 {
 	struct timespec ts;
 
@@ -114,8 +117,8 @@ static inline int tw_version(int fd, struct twheel_version *v)
 	return tw_ioctl(fd, TWHEEL_IOC_VERSION, v);
 }
 
-static inline struct twheel_arm tw_arm_rel(uint64_t key, uint64_t data,
-					   uint64_t delay_ns)
+static inline struct twheel_arm tw_arm_rel(__u64 key, __u64 data,
+					   __u64 delay_ns)
 {
 	struct twheel_arm a = {
 		.size = sizeof(a), .key = key, .data = data,
@@ -125,8 +128,8 @@ static inline struct twheel_arm tw_arm_rel(uint64_t key, uint64_t data,
 	return a;
 }
 
-static inline int tw_arm(int fd, uint64_t key, uint64_t data, uint64_t delay,
-			 uint64_t period, uint32_t count, uint32_t flags)
+static inline int tw_arm(int fd, __u64 key, __u64 data, __u64 delay,
+			 __u64 period, __u32 count, __u32 flags)
 {
 	struct twheel_arm a = tw_arm_rel(key, data, delay);
 
@@ -136,14 +139,14 @@ static inline int tw_arm(int fd, uint64_t key, uint64_t data, uint64_t delay,
 	return tw_ioctl(fd, TWHEEL_IOC_ARM, &a);
 }
 
-static inline int tw_cancel(int fd, uint64_t key)
+static inline int tw_cancel(int fd, __u64 key)
 {
 	struct twheel_cancel c = { .size = sizeof(c), .key = key };
 
 	return tw_ioctl(fd, TWHEEL_IOC_CANCEL, &c);
 }
 
-static inline int tw_query(int fd, uint64_t key, struct twheel_query *q)
+static inline int tw_query(int fd, __u64 key, struct twheel_query *q)
 {
 	memset(q, 0, sizeof(*q));
 	q->size = sizeof(*q);
@@ -191,7 +194,15 @@ static inline int tw_quiet_for(int fd, int ms)
 	return poll(&p, 1, ms) == 0;
 }
 
-static inline uint64_t tw_slack_ns(void)
+/* An address that faults, unknown to the compiler. */
+static inline void *tw_bad_ptr(void)
+{
+	void *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static inline __u64 tw_slack_ns(void)
 {
 	const char *s = getenv("TWHEEL_SLACK_MS");
 
@@ -199,7 +210,7 @@ static inline uint64_t tw_slack_ns(void)
 }
 
 /* Kernel-reported lateness in range: never early, at most tick + slack. */
-static inline int tw_late_ok(const struct twheel_event *ev, uint64_t tick_ns)
+static inline int tw_late_ok(const struct twheel_event *ev, __u64 tick_ns)
 {
 	return ev->fire_ns >= ev->deadline_ns &&
 	       ev->fire_ns - ev->deadline_ns <= tick_ns + tw_slack_ns();
@@ -253,15 +264,13 @@ static inline long long tw_fdinfo(int fd, const char *name)
 	return val;
 }
 
-/* main() of every test binary: skip the lot without the device. */
-#define TW_HARNESS_MAIN							\
-	int main(int argc, char **argv)					\
-	{								\
-		if (access(TW_DEV, F_OK)) {				\
-			ksft_print_header();				\
-			ksft_exit_skip(TW_DEV " is absent (twheel-dev.ko not loaded)\n"); \
-		}							\
-		return test_harness_run(argc, argv);			\
+/* Called first by main(): skip the whole binary without the device. */
+static inline void tw_require_device(void)
+{
+	if (access(TW_DEV, F_OK)) {
+		ksft_print_header();
+		ksft_exit_skip(TW_DEV " is absent (twheel-dev.ko not loaded)\n");
 	}
+}
 
 #endif /* _TWHEEL_TEST_H */
