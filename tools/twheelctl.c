@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * twheelctl - arm, cancel, query and watch timers on /dev/twheel
+ *
+ * Timers belong to the open file, which closes when twheelctl exits, so one
+ * invocation runs a sequence of commands on one file descriptor:
+ *
+ *   twheelctl arm KEY DELAY_MS [PERIOD_MS COUNT] ...  arm a timer
+ *   twheelctl cancel KEY ...                         cancel it
+ *   twheelctl query KEY ...                          print its state
+ *   twheelctl list ...                               state of every key armed
+ *   twheelctl watch                                  print events until no
+ *                                                    timer is left
+ *   twheelctl demo                                   the `make run` demo
+ *
+ * e.g. `twheelctl arm 1 500 arm 2 100 100 3 cancel 1 list watch`. A
+ * sequence that leaves timers armed ends with an implicit watch.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/twheel.h>
+
+#define MS		1000000ULL
+#define MAX_KEYS	256
+
+static int tw_fd = -1;
+static struct twheel_version tw_ver;
+static __u64 armed_keys[MAX_KEYS];
+static unsigned int narmed;
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int print_usage(void)
+{
+	fprintf(stderr,
+		"usage: twheelctl COMMAND... | demo\n"
+		"  arm KEY DELAY_MS [PERIOD_MS COUNT]  (COUNT 0: forever)\n"
+		"  cancel KEY | query KEY | list | watch\n");
+	return 2;
+}
+
+static int tw_open(void)
+{
+	tw_fd = open("/dev/twheel", O_RDWR | O_CLOEXEC);
+	if (tw_fd < 0) {
+		perror("/dev/twheel");
+		return -1;
+	}
+	tw_ver.size = sizeof(tw_ver);
+	tw_ver.api = TWHEEL_API;
+	if (ioctl(tw_fd, TWHEEL_IOC_VERSION, &tw_ver)) {
+		perror("TWHEEL_IOC_VERSION");
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_u64(const char *s, __u64 *val)
+{
+	char *end;
+
+	errno = 0;
+	*val = strtoull(s, &end, 0);
+	if (errno || !*s || *end) {
+		fprintf(stderr, "twheelctl: bad number '%s'\n", s);
+		return -1;
+	}
+	return 0;
+}
+
+static int is_num(const char *s)
+{
+	return *s && strspn(s, "0123456789") == strlen(s);
+}
+
+static int cmd_arm(__u64 key, __u64 delay_ms, __u64 period_ms, __u32 count)
+{
+	struct twheel_arm a = {
+		.size = sizeof(a), .key = key, .data = now_ns(),
+		.expiry_ns = delay_ms * MS, .period_ns = period_ms * MS,
+		.count = count,
+	};
+
+	if (ioctl(tw_fd, TWHEEL_IOC_ARM, &a)) {
+		fprintf(stderr, "arm %llu: %s\n", key, strerror(errno));
+		return -1;
+	}
+	if (narmed < MAX_KEYS)
+		armed_keys[narmed++] = key;
+	return 0;
+}
+
+static int cmd_cancel(__u64 key)
+{
+	struct twheel_cancel c = { .size = sizeof(c), .key = key };
+
+	if (ioctl(tw_fd, TWHEEL_IOC_CANCEL, &c)) {
+		fprintf(stderr, "cancel %llu: %s\n", key, strerror(errno));
+		return -1;
+	}
+	printf("cancelled %llu\n", key);
+	return 0;
+}
+
+static int cmd_query(__u64 key)
+{
+	struct twheel_query q = { .size = sizeof(q), .key = key };
+
+	if (ioctl(tw_fd, TWHEEL_IOC_QUERY, &q)) {
+		printf("key %llu: %s\n", key, strerror(errno));
+		return errno == ENOENT ? 0 : -1;
+	}
+	printf("key %llu: %s%s%s remaining %llu us, period %llu us, fires left %s%u\n",
+	       key,
+	       q.state & TWHEEL_STATE_PENDING ? "pending" : "idle",
+	       q.state & TWHEEL_STATE_QUEUED ? " queued" : "",
+	       q.state & TWHEEL_STATE_DONE ? " done" : "",
+	       (__u64)q.remaining_ns / 1000, (__u64)q.period_ns / 1000,
+	       q.fires_left == TWHEEL_COUNT_FOREVER ? "forever " : "",
+	       q.fires_left == TWHEEL_COUNT_FOREVER ? 0 : q.fires_left);
+	return 0;
+}
+
+static int cmd_list(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < narmed; i++)
+		cmd_query(armed_keys[i]);
+	return 0;
+}
+
+/* The number of timers of our fd, from its fdinfo. */
+static long timers_left(void)
+{
+	char path[64], line[128];
+	long n = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", tw_fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "timers:", 7))
+			n = strtol(line + 7, NULL, 10);
+	fclose(f);
+	return n;
+}
+
+static void print_event(const struct twheel_event *ev, __u64 seen)
+{
+	printf("key %-6llu deadline %llu.%06llu late %5llu us (seen +%llu us) overruns %u%s\n",
+	       (__u64)ev->key, (__u64)ev->deadline_ns / 1000000000,
+	       (__u64)ev->deadline_ns / 1000 % 1000000,
+	       (__u64)(ev->fire_ns - ev->deadline_ns) / 1000,
+	       (seen - ev->fire_ns) / 1000, ev->overruns,
+	       ev->flags & TWHEEL_EVENT_LAST ? " last" : "");
+}
+
+/* Print events until no timer is left. */
+static int cmd_watch(void)
+{
+	struct twheel_event ev[64];
+	ssize_t n;
+	int i;
+
+	while (timers_left() > 0) {
+		n = read(tw_fd, ev, sizeof(ev));
+		if (n < 0) {
+			perror("read");
+			return -1;
+		}
+		for (i = 0; i < n / (ssize_t)sizeof(ev[0]); i++)
+			print_event(&ev[i], now_ns());
+		fflush(stdout);
+	}
+	return 0;
+}
+
+/*
+ * The demo: one-shots at 10, 50, 100, 500 and 1000 ms and a 200 ms periodic
+ * timer firing 5 times, read with epoll. Exits 0 when every expiry arrived
+ * on time (never early, at most a tick plus 20 ms late), 1 otherwise.
+ */
+static int cmd_demo(void)
+{
+	static const __u64 delays[] = { 10, 50, 100, 500, 1000 };
+	struct epoll_event e = { .events = EPOLLIN };
+	unsigned int expect = 5 + 5, got = 0, bad = 0;
+	__u64 start, worst = 0;
+	struct twheel_event ev[16];
+	unsigned int i;
+	int ep;
+
+	if (tw_open())
+		return 1;
+	printf("/dev/twheel: API %u, tick %llu us, %u timers per fd\n",
+	       tw_ver.api, (__u64)tw_ver.tick_ns / 1000, tw_ver.max_timers);
+	for (i = 0; i < 5; i++)
+		if (cmd_arm(delays[i], delays[i], 0, 0))
+			return 1;
+	if (cmd_arm(200, 200, 200, 5))
+		return 1;
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, tw_fd, &e)) {
+		perror("epoll");
+		return 1;
+	}
+	start = now_ns();
+	while (got < expect && now_ns() - start < 5000 * MS) {
+		ssize_t n;
+
+		if (epoll_wait(ep, &e, 1, 1000) <= 0)
+			continue;
+		n = read(tw_fd, ev, sizeof(ev));
+		for (i = 0; n > 0 && i < n / sizeof(ev[0]); i++) {
+			__u64 late = ev[i].fire_ns - ev[i].deadline_ns;
+
+			print_event(&ev[i], now_ns());
+			got += 1 + ev[i].overruns;
+			if (ev[i].fire_ns < ev[i].deadline_ns ||
+			    late > tw_ver.tick_ns + 20 * MS)
+				bad++;
+			else if (late > worst)
+				worst = late;
+		}
+	}
+	close(ep);
+	printf("demo: %u of %u expiries, worst lateness %llu us, %u out of bounds: %s\n",
+	       got, expect, worst / 1000, bad,
+	       got == expect && !bad ? "PASS" : "FAIL");
+	return got == expect && !bad ? 0 : 1;
+}
+
+/* Run the command at argv[0]; returns the arguments used, or -1. */
+static int command(int argc, char **argv)
+{
+	__u64 key, delay, period = 0, count = 0;
+
+	if (!strcmp(argv[0], "list"))
+		return cmd_list() ? -1 : 1;
+	if (!strcmp(argv[0], "watch"))
+		return cmd_watch() ? -1 : 1;
+	if (argc < 2 || parse_u64(argv[1], &key))
+		return -1;
+	if (!strcmp(argv[0], "cancel"))
+		return cmd_cancel(key) ? -1 : 2;
+	if (!strcmp(argv[0], "query"))
+		return cmd_query(key) ? -1 : 2;
+	if (strcmp(argv[0], "arm") || argc < 3 || parse_u64(argv[2], &delay))
+		return -1;
+	if (argc >= 5 && is_num(argv[3]) && is_num(argv[4]) &&
+	    !parse_u64(argv[3], &period) && !parse_u64(argv[4], &count))
+		return cmd_arm(key, delay, period, count) ? -1 : 5;
+	return cmd_arm(key, delay, 0, 0) ? -1 : 3;
+}
+
+int main(int argc, char **argv)
+{
+	int i, used;
+
+	if (argc < 2)
+		return print_usage();
+	if (!strcmp(argv[1], "demo"))
+		return cmd_demo();
+	if (tw_open())
+		return 1;
+	for (i = 1; i < argc; i += used) {
+		used = command(argc - i, argv + i);
+		if (used < 0)
+			return print_usage();
+	}
+	if (timers_left() > 0)
+		return cmd_watch() ? 1 : 0;
+	return 0;
+}
