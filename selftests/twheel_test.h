@@ -273,4 +273,12 @@ static inline void tw_require_device(void)
 	}
 }
 
+/* main() of a test binary: kselftest_harness.h's, skipping without the device. */
+#define TW_HARNESS_MAIN							\
+	int main(int argc, char **argv)					\
+	{								\
+		tw_require_device();					\
+		exit(test_harness_run(argc, argv));			\
+	}
+
 #endif /* _TWHEEL_TEST_H */
