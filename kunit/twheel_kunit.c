@@ -69,6 +69,9 @@ MODULE_IMPORT_NS(TWHEEL_KUNIT);
 /* Process-context callbacks (TWHEEL_SLEEPABLE) wait for a worker, too. */
 #define TW_SLEEP_SLACK_NS	(100 * NSEC_PER_MSEC)
 
+/* How far around a fire the monitors' lateness is taken into account. */
+#define TW_MON_MARGIN_NS	(50 * NSEC_PER_MSEC)
+
 /* How long to wait for a timer due in a few ticks before giving up. */
 #define TW_TIMEOUT_MS	2000
 
@@ -558,11 +561,15 @@ static u64 tw_mon_late_ns(struct tw_ctx *ctx, u64 from, u64 to)
 
 /*
  * The latest a timer due at @due may fire at @fire_ns: a tick, @slack and
- * whatever the kernel's soft hrtimers suffered meanwhile.
+ * whatever the kernel's soft hrtimers suffered meanwhile, give or take
+ * TW_MON_MARGIN_NS: a burst of callbacks delays a monitor fire after it.
  */
 static u64 tw_late_bound(struct tw_ctx *ctx, u64 due, u64 fire_ns, u64 slack)
 {
-	return tw_tick() + slack + tw_mon_late_ns(ctx, due, fire_ns);
+	u64 from = due > TW_MON_MARGIN_NS ? due - TW_MON_MARGIN_NS : 0;
+
+	return tw_tick() + slack +
+	       tw_mon_late_ns(ctx, from, fire_ns + TW_MON_MARGIN_NS);
 }
 
 /* Never early, and late by at most tw_late_bound(). */
