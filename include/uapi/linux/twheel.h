@@ -52,11 +52,11 @@
 #define TWHEEL_API		1
 
 /* Features of TWHEEL_API 1, all reported by TWHEEL_IOC_VERSION. */
-#define TWHEEL_FEATURE_ABS		(1ULL << 0)	/* absolute deadlines */
-#define TWHEEL_FEATURE_PERIODIC		(1ULL << 1)	/* period and count */
-#define TWHEEL_FEATURE_REPLACE		(1ULL << 2)	/* TWHEEL_ARM_REPLACE */
-#define TWHEEL_FEATURE_BATCH		(1ULL << 3)	/* *_BATCH ioctls */
-#define TWHEEL_FEATURE_MODIFY		(1ULL << 4)	/* TWHEEL_IOC_MODIFY */
+#define TWHEEL_FEATURE_ABS		0x1ULL	/* absolute deadlines */
+#define TWHEEL_FEATURE_PERIODIC		0x2ULL	/* period and count */
+#define TWHEEL_FEATURE_REPLACE		0x4ULL	/* TWHEEL_ARM_REPLACE */
+#define TWHEEL_FEATURE_BATCH		0x8ULL	/* *_BATCH ioctls */
+#define TWHEEL_FEATURE_MODIFY		0x10ULL	/* TWHEEL_IOC_MODIFY */
 
 /* A count of 0 (arm, modify) asks for a periodic timer that never stops. */
 #define TWHEEL_COUNT_FOREVER	0xffffffffU	/* as reported by QUERY */
@@ -90,9 +90,9 @@ struct twheel_version {
 };
 
 /* Flags of struct twheel_arm and struct twheel_modify */
-#define TWHEEL_ARM_ABS		(1U << 0)	/* @expiry_ns is CLOCK_MONOTONIC */
-#define TWHEEL_ARM_REPLACE	(1U << 1)	/* replace a timer with this key */
-#define TWHEEL_MODIFY_PERIOD	(1U << 2)	/* also set @period_ns, @count */
+#define TWHEEL_ARM_ABS		0x1U	/* @expiry_ns is CLOCK_MONOTONIC */
+#define TWHEEL_ARM_REPLACE	0x2U	/* replace a timer with this key */
+#define TWHEEL_MODIFY_PERIOD	0x4U	/* also set @period_ns, @count */
 
 /**
  * struct twheel_arm - TWHEEL_IOC_ARM: arm a timer
@@ -204,9 +204,9 @@ struct twheel_modify {
 };
 
 /* twheel_query.state bits */
-#define TWHEEL_STATE_PENDING	(1U << 0)	/* armed, will fire */
-#define TWHEEL_STATE_QUEUED	(1U << 1)	/* an event waits to be read */
-#define TWHEEL_STATE_DONE	(1U << 2)	/* fired its last, event unread */
+#define TWHEEL_STATE_PENDING	0x1U	/* armed, will fire */
+#define TWHEEL_STATE_QUEUED	0x2U	/* an event waits to be read */
+#define TWHEEL_STATE_DONE	0x4U	/* fired its last, event unread */
 
 /**
  * struct twheel_query - TWHEEL_IOC_QUERY: the state of a timer
@@ -251,7 +251,7 @@ struct twheel_cancel_all {
 };
 
 /* twheel_event.flags */
-#define TWHEEL_EVENT_LAST	(1U << 0)	/* the timer's last fire */
+#define TWHEEL_EVENT_LAST	0x1U	/* the timer's last fire */
 
 /**
  * struct twheel_event - a fire of a timer, as read() returns it
