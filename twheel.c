@@ -424,9 +424,9 @@ static void twheel_account_lateness(struct twheel_base *base,
  * overruns, and for a periodic timer the re-arm one period later.
  */
 static void twheel_account_fire(struct twheel_base *base,
-				struct twheel_timer *timer)
+				struct twheel_timer *timer, u64 now)
 {
-	u64 now = ktime_get(), missed = 0, next;
+	u64 missed = 0, next;
 
 	timer->fired = timer->expires;
 	if (timer->period && timer->left) {
@@ -449,17 +449,17 @@ static void twheel_account_fire(struct twheel_base *base,
 }
 
 /*
- * Run the callback of an expired, detached @timer, recording it in
- * *@running. Called and returns with @base->lock held, interrupts off;
+ * Run the callback of an expired, detached @timer at time @now, recording
+ * it in *@running. Called and returns with @base->lock held, interrupts off;
  * drops it around the callback, after which @timer is not touched.
  */
 static void twheel_fire(struct twheel_base *base, struct twheel_timer *timer,
-			struct twheel_timer **running)
+			struct twheel_timer **running, u64 now)
 	__must_hold(&base->lock)
 {
 	twheel_fn_t fn = timer->function;
 
-	twheel_account_fire(base, timer);
+	twheel_account_fire(base, timer, now);
 	WRITE_ONCE(*running, timer);
 	raw_spin_unlock_irq(&base->lock);
 
@@ -478,6 +478,8 @@ static void twheel_fire(struct twheel_base *base, struct twheel_timer *timer,
 static void twheel_expire(struct twheel_base *base, struct list_head *expired)
 	__must_hold(&base->lock)
 {
+	/* One clock read per slot: callbacks see it as their fire time. */
+	u64 now = ktime_get();
 	bool queue_work = false;
 
 	while (!list_empty(expired)) {
@@ -492,7 +494,7 @@ static void twheel_expire(struct twheel_base *base, struct list_head *expired)
 			queue_work = true;
 			continue;
 		}
-		twheel_fire(base, timer, &base->running_timer);
+		twheel_fire(base, timer, &base->running_timer, now);
 	}
 	if (queue_work)
 		queue_work_on(base->cpu, twheel_wq, &base->work);
@@ -574,7 +576,7 @@ static void twheel_work_fn(struct work_struct *work)
 		timer = list_first_entry(&base->sleep_list, struct twheel_timer,
 					 entry);
 		twheel_detach(base, timer);
-		twheel_fire(base, timer, &base->running_sleepable);
+		twheel_fire(base, timer, &base->running_sleepable, ktime_get());
 		raw_spin_unlock_irq(&base->lock);
 		cond_resched();
 		raw_spin_lock_irq(&base->lock);
@@ -671,12 +673,18 @@ static int twheel_mod_opts(struct twheel_timer *timer, ktime_t expires,
 			   enum twheel_mode mode, unsigned int opts,
 			   unsigned int cpu)
 {
-	u64 abs, now = ktime_get();
+	u64 abs, now;
 	int ret;
 
 	if (WARN_ONCE(!timer->function, "twheel: timer %p not initialized\n",
 		      timer))
 		return -EINVAL;
+	/*
+	 * A relative deadline needs the exact time, or it could fire early.
+	 * An absolute one only forwards the wheel clock, for which a lower
+	 * bound that costs no clocksource read will do.
+	 */
+	now = mode == TWHEEL_REL ? ktime_get() : ktime_get_coarse();
 	ret = twheel_abs(expires, mode, now, &abs);
 	if (ret)
 		return ret;

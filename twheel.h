@@ -90,7 +90,8 @@ u64 twheel_tick_ns(void);
  * @cancelled:		pending timers cancelled or re-armed
  * @wakeups:		runs of the wheel's hrtimer
  * @early:		fires before their deadline (a bug: always 0)
- * @lateness:		fires by lateness in ticks: [0] under one tick, then
+ * @lateness:		fires by lateness in ticks, taken when their slot runs:
+ *			[0] under one tick, then
  *			[n] from 2^(n-1) up to 2^n ticks, the last one open
  * @level_pending:	timers filed at each level
  * @hrtimer_armed:	the wheel's hrtimer is queued or running
