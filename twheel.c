@@ -86,7 +86,7 @@
  * is written under the lock of the base the timer belongs to (timer->cpu).
  * lock_timer_base() finds and locks that base and retries when a timer is
  * being moved (TWHEEL_F_MIGRATING). The lock is dropped around callbacks;
- * the base records the running timer (@running_timer, @running_sleepable)
+ * the base records the running timers (@running, one per context)
  * and a timer re-armed while it runs stays on that base, so that its
  * callbacks never run concurrently. Two bases are only locked together when
  * a dead CPU's timers are moved, the dead base nested inside the live one.
@@ -138,6 +138,19 @@
 #define MOD_REDUCE	BIT(1)	/* only ever move the deadline earlier */
 #define MOD_ON_CPU	BIT(2)	/* move to the given CPU */
 
+/* The contexts a base runs callbacks in: its hrtimer's softirq, its work. */
+enum { RUN_SOFTIRQ, RUN_WORK, RUN_CONTEXTS };
+
+/**
+ * struct twheel_running - a callback in progress
+ * @timer:	its timer, NULL if none
+ * @at:		the time its slot ran, see twheel_fire_time()
+ */
+struct twheel_running {
+	struct twheel_timer	*timer;
+	u64			at;
+};
+
 /**
  * struct twheel_base - one CPU's wheel
  * @lock:		protects the base and the timers on it
@@ -151,8 +164,7 @@
  * @kick:		IPI that reprograms @hrtimer from another CPU
  * @work:		runs expired TWHEEL_SLEEPABLE timers
  * @sleep_list:		expired TWHEEL_SLEEPABLE timers, FIFO
- * @running_timer:	the timer whose callback the hrtimer is running
- * @running_sleepable:	the timer whose callback @work is running
+ * @running:		the callbacks in progress, from the hrtimer and from @work
  * @waiters:		twheel_cancel_sync() callers waiting on this base
  * @stats:		counters for twheel_cpu_stats()
  * @pending_map:	occupied slots, one u64 per level
@@ -170,8 +182,7 @@ struct twheel_base {
 	call_single_data_t	kick;
 	struct work_struct	work;
 	struct list_head	sleep_list;
-	struct twheel_timer	*running_timer;
-	struct twheel_timer	*running_sleepable;
+	struct twheel_running	running[RUN_CONTEXTS];
 	unsigned int		waiters;
 	struct twheel_stats	stats;
 	u64			pending_map[LVL_DEPTH];
@@ -449,24 +460,27 @@ static void twheel_account_fire(struct twheel_base *base,
 }
 
 /*
- * Run the callback of an expired, detached @timer at time @now, recording
- * it in *@running. Called and returns with @base->lock held, interrupts off;
- * drops it around the callback, after which @timer is not touched.
+ * Run the callback of an expired, detached @timer at time @now in context
+ * @ctx (RUN_SOFTIRQ or RUN_WORK). Called and returns with @base->lock held,
+ * interrupts off; drops it around the callback, after which @timer is not
+ * touched.
  */
 static void twheel_fire(struct twheel_base *base, struct twheel_timer *timer,
-			struct twheel_timer **running, u64 now)
+			unsigned int ctx, u64 now)
 	__must_hold(&base->lock)
 {
+	struct twheel_running *running = &base->running[ctx];
 	twheel_fn_t fn = timer->function;
 
 	twheel_account_fire(base, timer, now);
-	WRITE_ONCE(*running, timer);
+	running->at = now;
+	WRITE_ONCE(running->timer, timer);
 	raw_spin_unlock_irq(&base->lock);
 
 	fn(timer);
 
 	raw_spin_lock_irq(&base->lock);
-	WRITE_ONCE(*running, NULL);
+	WRITE_ONCE(running->timer, NULL);
 	if (base->waiters) {
 		raw_spin_unlock_irq(&base->lock);
 		wake_up_all(&twheel_sync_wait);
@@ -494,7 +508,7 @@ static void twheel_expire(struct twheel_base *base, struct list_head *expired)
 			queue_work = true;
 			continue;
 		}
-		twheel_fire(base, timer, &base->running_timer, now);
+		twheel_fire(base, timer, RUN_SOFTIRQ, now);
 	}
 	if (queue_work)
 		queue_work_on(base->cpu, twheel_wq, &base->work);
@@ -576,7 +590,7 @@ static void twheel_work_fn(struct work_struct *work)
 		timer = list_first_entry(&base->sleep_list, struct twheel_timer,
 					 entry);
 		twheel_detach(base, timer);
-		twheel_fire(base, timer, &base->running_sleepable, ktime_get());
+		twheel_fire(base, timer, RUN_WORK, ktime_get());
 		raw_spin_unlock_irq(&base->lock);
 		cond_resched();
 		raw_spin_lock_irq(&base->lock);
@@ -589,7 +603,8 @@ static bool twheel_running(struct twheel_base *base,
 {
 	lockdep_assert_held(&base->lock);
 
-	return base->running_timer == timer || base->running_sleepable == timer;
+	return base->running[RUN_SOFTIRQ].timer == timer ||
+	       base->running[RUN_WORK].timer == timer;
 }
 
 /*
@@ -881,7 +896,7 @@ static int twheel_cancel_or_wait(struct twheel_timer *timer, bool shutdown,
 	if (shutdown)
 		timer->flags |= TWHEEL_F_SHUTDOWN;
 	ret = twheel_detach_if_pending(base, timer);
-	if (WARN_ON_ONCE(base->running_sleepable == timer &&
+	if (WARN_ON_ONCE(base->running[RUN_WORK].timer == timer &&
 			 current_work() == &base->work)) {
 		/* Waiting for ourselves would never end. */
 		ret = -EDEADLK;
@@ -897,8 +912,8 @@ static bool twheel_done_running(struct twheel_base *base,
 				struct twheel_timer *timer)
 {
 	/* Lockless: twheel_fire() clears these before it wakes us. */
-	return READ_ONCE(base->running_timer) != timer &&
-	       READ_ONCE(base->running_sleepable) != timer;
+	return READ_ONCE(base->running[RUN_SOFTIRQ].timer) != timer &&
+	       READ_ONCE(base->running[RUN_WORK].timer) != timer;
 }
 
 static int __twheel_cancel_sync(struct twheel_timer *timer, bool shutdown)
@@ -990,6 +1005,31 @@ s64 twheel_remaining(struct twheel_timer *timer)
 	return ret;
 }
 EXPORT_SYMBOL_GPL(twheel_remaining);
+
+/**
+ * twheel_fire_time - when the wheel fired the running callback's timer
+ * @timer:	the timer whose callback is running, called from that callback
+ *
+ * The wheel reads the clock once for all the timers of a slot, as it
+ * starts to run them: that time, at or after twheel_fired_deadline(), is the
+ * fire time twheel accounts lateness with (debugfs, tracepoints). It saves
+ * a callback that reports when it fired a clocksource read of its own.
+ *
+ * Return: the fire time in CLOCK_MONOTONIC nanoseconds, or the current
+ * time if @timer's callback is not running on its wheel (it was moved).
+ */
+u64 twheel_fire_time(const struct twheel_timer *timer)
+{
+	struct twheel_base *base = per_cpu_ptr(twheel_bases, READ_ONCE(timer->cpu));
+	unsigned int ctx;
+
+	/* Our own callback's entry: stable until the callback returns. */
+	for (ctx = 0; ctx < RUN_CONTEXTS; ctx++)
+		if (READ_ONCE(base->running[ctx].timer) == timer)
+			return base->running[ctx].at;
+	return ktime_get();
+}
+EXPORT_SYMBOL_GPL(twheel_fire_time);
 
 /**
  * twheel_tick_ns - the length of a wheel tick

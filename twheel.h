@@ -77,6 +77,7 @@ int twheel_cancel(struct twheel_timer *timer);
 int twheel_cancel_sync(struct twheel_timer *timer);
 int twheel_shutdown_sync(struct twheel_timer *timer);
 s64 twheel_remaining(struct twheel_timer *timer);
+u64 twheel_fire_time(const struct twheel_timer *timer);
 u64 twheel_tick_ns(void);
 
 #define TWHEEL_STATS_LEVELS	8
