@@ -102,6 +102,7 @@ MODULE_PARM_DESC(max_user_timers, "Maximum timers per user over all files (defau
 
 /* twd_timer.flags */
 #define TWD_LAST		BIT(0)	/* the queued event is the last fire */
+#define TWD_MODIFIED		BIT(1)	/* moved by MODIFY since it was armed */
 
 /* The features of TWHEEL_API 1. */
 #define TWD_FEATURES	(TWHEEL_FEATURE_ABS | TWHEEL_FEATURE_PERIODIC |	\
@@ -360,6 +361,22 @@ static u32 twd_count_overruns(struct twd_timer *t, u64 *deadline,
 }
 
 /*
+ * Is the fire being delivered @t's last, i.e. is @t not pending again? Only
+ * twheel re-arms a periodic timer, and only MODIFY (under the event lock,
+ * held here) may have re-armed a one-shot timer while this fire was on its
+ * way, so a one-shot timer that was never modified is done without asking
+ * twheel.
+ */
+static bool twd_last_fire(struct twd_timer *t)
+{
+	lockdep_assert_held(&t->ctx->wqh.lock);
+
+	if (!t->period && !(t->flags & TWD_MODIFIED))
+		return true;
+	return !twd_pending(&t->wt);
+}
+
+/*
  * The timer callback, in softirq context: queue the timer's event, or fold
  * this fire into the event already queued. Takes the event lock once and
  * touches neither @wt nor the file after dropping it.
@@ -391,8 +408,7 @@ static void twd_timer_fn(struct twheel_timer *wt)
 	ctx->overruns += overruns;
 	t->deadline = deadline;
 	t->fired_at = now;
-	/* Not re-armed by twheel (nor by an ioctl, under this lock): done. */
-	if (!twd_pending(wt))
+	if (twd_last_fire(t))
 		t->flags |= TWD_LAST;
 	spin_unlock(&ctx->wqh.lock);
 }
@@ -619,6 +635,8 @@ static int twd_modify(struct twd_ctx *ctx, const struct twheel_modify *mod,
 				  mod->count ? mod->count : TWHEEL_FOREVER);
 	}
 	ret = twheel_mod(&t->wt, deadline, TWHEEL_ABS);
+	if (ret >= 0)
+		t->flags |= TWD_MODIFIED;
 	ret = ret < 0 ? ret : 0;
 out_unlock:
 	spin_unlock_irq(&ctx->wqh.lock);
