@@ -212,8 +212,13 @@ static inline __u64 tw_slack_ns(void)
 /* Kernel-reported lateness in range: never early, at most tick + slack. */
 static inline int tw_late_ok(const struct twheel_event *ev, __u64 tick_ns)
 {
-	return ev->fire_ns >= ev->deadline_ns &&
-	       ev->fire_ns - ev->deadline_ns <= tick_ns + tw_slack_ns();
+	if (ev->fire_ns >= ev->deadline_ns &&
+	    ev->fire_ns - ev->deadline_ns <= tick_ns + tw_slack_ns())
+		return 1;
+	fprintf(stderr, "# key %llu: fired at %llu for deadline %llu: %lld us late\n",
+		ev->key, ev->fire_ns, ev->deadline_ns,
+		(long long)(ev->fire_ns - ev->deadline_ns) / 1000);
+	return 0;
 }
 
 static inline int tw_param_read(const char *name, unsigned long *val)
