@@ -7,6 +7,7 @@ kernel=$1 out=$2
 bb=$(command -v busybox || echo /bin/busybox)
 file -L "$bb" | grep -q 'statically linked' || die "$bb is not static (apt-get install busybox-static)"
 root=$(mktemp -d)
+chmod 755 "$root"   # mktemp makes it 0700: unprivileged tests need /
 trap 'rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,lib/twheel,bin/selftests,tests}
 cp "$bb" "$root/bin/busybox"
