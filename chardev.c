@@ -387,7 +387,7 @@ static void twd_timer_fn(struct twheel_timer *wt)
 	struct twd_ctx *ctx = t->ctx;
 	u64 deadline = twheel_fired_deadline(wt);
 	u32 overruns = twheel_overruns(wt);
-	u64 now = ktime_get_ns();
+	u64 now = twheel_fire_time(wt);
 
 	spin_lock(&ctx->wqh.lock);
 	if (overruns && t->period)
