@@ -47,9 +47,11 @@
  * The timer callback runs in softirq context and takes it with spin_lock();
  * process context takes it with spin_lock_irq(), as the wait_event_*_irq()
  * helpers do. It nests inside ctx->mutex, and twheel's base lock nests
- * inside it: ioctls call twheel_mod() and twheel_cancel() under it, which
- * makes a pending test and the change that depends on it atomic with respect
- * to the callback. twheel calls the callback with no lock held.
+ * inside it: MODIFY and the callback call twheel_mod(), twheel_set_period()
+ * and twheel_cancel() under it, which makes a pending test and the change
+ * that depends on it atomic with respect to the callback. twheel calls the
+ * callback with no lock held; twheel_cancel_sync() and
+ * twheel_shutdown_sync() are called with ctx->mutex alone.
  *
  * Lifetime
  * --------
@@ -57,10 +59,11 @@
  * A timer is freed under ctx->mutex, and only when its callback cannot run:
  * after twheel_cancel_sync() or twheel_shutdown_sync(), or once the event of
  * its last fire has been read. The callback marks that last fire (the timer
- * is no longer pending when it runs) under the event lock, and touches
- * neither the timer nor the file after dropping it (it wakes readers with
- * the lock held), while twheel never touches a timer once its callback has
- * started. The file is freed at the last close, after every timer.
+ * is not pending again: see twd_last_fire()) under the event lock and
+ * touches neither the timer nor the file after dropping it (it wakes
+ * readers with the lock held); twheel never touches a timer once its
+ * callback has started. The file is freed at the last close, after every
+ * timer.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
