@@ -14,6 +14,8 @@ trap '[ -f "$verdict" ] || red "rig failure before boot (see above)"' EXIT
 make -C "$TOP" --no-print-directory "modules-$kernel" userspace >&2 || red "build failed"
 args="console=ttyS0 panic=-1 panic_on_warn=1 oops=panic loglevel=5 nokaslr"
 args+=" twheel_mode=$mode twheel_kernel=$kernel"
+# TWHEEL_GUEST_ENV="VAR=value ...": environment of the guest scripts.
+args+=" ${TWHEEL_GUEST_ENV:-}"
 if [ "$kernel" = debug ]; then
 	bzimage="$("$VM_DIR/build-kernel.sh")/arch/x86/boot/bzImage"
 	args+=" kmemleak=on"

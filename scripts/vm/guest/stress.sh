@@ -17,12 +17,25 @@ selftests() {
 	return 0
 }
 
+# Issue 6, long runs: 10M fuzzed calls (TWHEEL_FUZZ_CALLS, e.g. from
+# TWHEEL_GUEST_ENV on the host, overrides); the abuse tests again with 1M
+# timers firing over 60 s and longer close-while-firing and flood runs.
+fuzz_long() {
+	TWHEEL_FUZZ_CALLS=${TWHEEL_FUZZ_CALLS:-10000000} /bin/selftests/twheel_fuzz_test
+}
+abuse_long() {
+	TWHEEL_LOAD_TIMERS=1000000 TWHEEL_CLOSE_MS=30000 \
+		TWHEEL_FLOOD_TIMERS=4000 /bin/selftests/twheel_abuse_test
+}
+
 step "load modules" load twheel
 have twheel-dev && step "load twheel-dev" load twheel-dev
 hotplug &
 step "selftests under hotplug" selftests
 step "hotplug" wait $!
 step "hotplug: kernel timers" ttl_hotplug 2000 10
+have twheel-dev && step "fuzz: ${TWHEEL_FUZZ_CALLS:-10000000} calls" fuzz_long
+have twheel-dev && step "abuse: 1M timers over 60 s" abuse_long
 step "unload modules" unload_all
 step "unload: 100 cycles" unload_cycles 100
 finish
