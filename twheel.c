@@ -125,6 +125,14 @@
 /* timer->idx of an expired TWHEEL_SLEEPABLE timer waiting for its worker. */
 #define IDX_SLEEP	WHEEL_SIZE
 
+/*
+ * Bounded work: a run of the hrtimer stops calling callbacks once it has
+ * spent RUN_BUDGET_NS (checked every RUN_BATCH timers) and continues from
+ * a fresh hrtimer expiry, so that softirqs, RCU and tasks get the CPU.
+ */
+#define RUN_BUDGET_NS	NSEC_PER_MSEC
+#define RUN_BATCH	16
+
 /* The tick bounds; eight levels reach KTIME_MAX from the smallest tick. */
 #define TICK_MIN_US	100
 #define TICK_MAX_US	USEC_PER_SEC
@@ -163,6 +171,7 @@ struct twheel_running {
  * @hrtimer:		drives the wheel; pinned to @cpu, soft (softirq)
  * @kick:		IPI that reprograms @hrtimer from another CPU
  * @work:		runs expired TWHEEL_SLEEPABLE timers
+ * @expired:		expired timers the hrtimer has yet to run, FIFO
  * @sleep_list:		expired TWHEEL_SLEEPABLE timers, FIFO
  * @running:		the callbacks in progress, from the hrtimer and from @work
  * @waiters:		twheel_cancel_sync() callers waiting on this base
@@ -181,6 +190,7 @@ struct twheel_base {
 	struct hrtimer		hrtimer;
 	call_single_data_t	kick;
 	struct work_struct	work;
+	struct list_head	expired;
 	struct list_head	sleep_list;
 	struct twheel_running	running[RUN_CONTEXTS];
 	unsigned int		waiters;
@@ -333,7 +343,8 @@ static void twheel_enqueue(struct twheel_base *base, struct twheel_timer *timer)
 	}
 }
 
-static void twheel_detach(struct twheel_base *base, struct twheel_timer *timer)
+/* Take @timer off its list, leaving it pending to twheel_pending(). */
+static void twheel_unlink(struct twheel_base *base, struct twheel_timer *timer)
 {
 	struct list_head *entry = &timer->entry;
 	unsigned int idx = timer->idx;
@@ -348,8 +359,13 @@ static void twheel_detach(struct twheel_base *base, struct twheel_timer *timer)
 		base->stats.level_pending[idx / LVL_SIZE]--;
 	}
 	__list_del_entry(entry);
-	WRITE_ONCE(entry->next, NULL);
 	base->stats.pending--;
+}
+
+static void twheel_detach(struct twheel_base *base, struct twheel_timer *timer)
+{
+	twheel_unlink(base, timer);
+	WRITE_ONCE(timer->entry.next, NULL);
 }
 
 /* Returns 1 if @timer was pending and is no longer, 0 if it was not. */
@@ -488,18 +504,28 @@ static void twheel_fire(struct twheel_base *base, struct twheel_timer *timer,
 	}
 }
 
-/* Run or hand over the timers of level 0's current slot, in FIFO order. */
-static void twheel_expire(struct twheel_base *base, struct list_head *expired)
+/*
+ * Run or hand over the expired timers, in FIFO order, until they are done
+ * (returns true) or the run has used up its budget (returns false).
+ */
+static bool twheel_expire(struct twheel_base *base, u64 budget_end)
 	__must_hold(&base->lock)
 {
-	/* One clock read per slot: callbacks see it as their fire time. */
+	/* One clock read per batch: callbacks see it as their fire time. */
 	u64 now = ktime_get();
 	bool queue_work = false;
+	unsigned int n = 0;
 
-	while (!list_empty(expired)) {
+	while (!list_empty(&base->expired)) {
 		struct twheel_timer *timer;
 
-		timer = list_first_entry(expired, struct twheel_timer, entry);
+		if (!(++n % RUN_BATCH)) {
+			now = ktime_get();
+			if (now > budget_end)
+				break;
+		}
+		timer = list_first_entry(&base->expired, struct twheel_timer,
+					 entry);
 		twheel_detach(base, timer);
 		if (timer->flags & TWHEEL_SLEEPABLE) {
 			list_add_tail(&timer->entry, &base->sleep_list);
@@ -512,6 +538,7 @@ static void twheel_expire(struct twheel_base *base, struct list_head *expired)
 	}
 	if (queue_work)
 		queue_work_on(base->cpu, twheel_wq, &base->work);
+	return list_empty(&base->expired);
 }
 
 /* @clk has entered the span of slots at higher levels: file their timers lower. */
@@ -539,25 +566,31 @@ static void twheel_cascade(struct twheel_base *base)
 	}
 }
 
-/* Process every event of the wheel up to and including tick @now. */
+/*
+ * Process the events of the wheel up to and including tick @now, within
+ * the run's budget: the expired timers left over are run first next time.
+ */
 static void twheel_run(struct twheel_base *base, u64 now)
 	__must_hold(&base->lock)
 {
-	u64 next;
+	u64 next, budget_end = ktime_get() + RUN_BUDGET_NS;
 
+	if (!twheel_expire(base, budget_end))
+		return;
 	while ((next = twheel_next_event(base)) <= now) {
 		unsigned int slot = next & LVL_MASK;
-		LIST_HEAD(expired);
 
 		base->clk = next;
 		twheel_cascade(base);
 		if (base->pending_map[0] & BIT_ULL(slot)) {
 			base->pending_map[0] &= ~BIT_ULL(slot);
-			list_splice_init(base->vectors + slot, &expired);
+			list_splice_tail_init(base->vectors + slot,
+					      &base->expired);
 		}
 		/* Timers armed from the callbacks go no earlier than the next tick. */
 		base->clk = next + 1;
-		twheel_expire(base, &expired);
+		if (!twheel_expire(base, budget_end))
+			return;
 	}
 	base->clk = max(base->clk, now);
 }
@@ -572,7 +605,9 @@ static enum hrtimer_restart twheel_hrtimer_fn(struct hrtimer *hrtimer)
 	base->in_run = true;
 	twheel_run(base, tick_now());
 	base->in_run = false;
-	base->next_expiry = twheel_next_event(base);
+	/* Over budget: let other softirqs and tasks run, then go on at once. */
+	base->next_expiry = list_empty(&base->expired) ?
+			    twheel_next_event(base) : 0;
 	twheel_program(base);
 	raw_spin_unlock_irq(&base->lock);
 	return HRTIMER_NORESTART;
@@ -1117,7 +1152,21 @@ static int twheel_cpu_prepare(unsigned int cpu)
 	return 0;
 }
 
-/* @cpu is dead: move its timers, in deadline order per slot, to this CPU. */
+/* Move the timers of @head, on a dead CPU's @old, to @new; still pending. */
+static void twheel_move_list(struct twheel_base *old, struct twheel_base *new,
+			     struct list_head *head)
+{
+	while (!list_empty(head)) {
+		struct twheel_timer *timer;
+
+		timer = list_first_entry(head, struct twheel_timer, entry);
+		twheel_unlink(old, timer);
+		WRITE_ONCE(timer->cpu, new->cpu);
+		twheel_enqueue(new, timer);
+	}
+}
+
+/* @cpu is dead: move its timers, expired ones first, to this CPU. */
 static int twheel_cpu_dead(unsigned int cpu)
 {
 	struct twheel_base *old = per_cpu_ptr(twheel_bases, cpu);
@@ -1129,20 +1178,10 @@ static int twheel_cpu_dead(unsigned int cpu)
 	raw_spin_lock_nested(&old->lock, SINGLE_DEPTH_NESTING);
 	WRITE_ONCE(old->online, false);
 	twheel_forward(new, tick_now());
-	for (idx = 0; idx <= WHEEL_SIZE; idx++) {
-		struct list_head *head = idx < WHEEL_SIZE ? old->vectors + idx :
-							    &old->sleep_list;
-
-		while (!list_empty(head)) {
-			struct twheel_timer *timer;
-
-			timer = list_first_entry(head, struct twheel_timer,
-						 entry);
-			twheel_detach(old, timer);
-			WRITE_ONCE(timer->cpu, new->cpu);
-			twheel_enqueue(new, timer);
-		}
-	}
+	twheel_move_list(old, new, &old->expired);
+	twheel_move_list(old, new, &old->sleep_list);
+	for (idx = 0; idx < WHEEL_SIZE; idx++)
+		twheel_move_list(old, new, old->vectors + idx);
 	old->next_expiry = U64_MAX;
 	raw_spin_unlock(&old->lock);
 	raw_spin_unlock_irq(&new->lock);
@@ -1168,6 +1207,7 @@ static void twheel_base_init(struct twheel_base *base, unsigned int cpu)
 	base->next_expiry = U64_MAX;
 	for (idx = 0; idx < WHEEL_SIZE; idx++)
 		INIT_LIST_HEAD(base->vectors + idx);
+	INIT_LIST_HEAD(&base->expired);
 	INIT_LIST_HEAD(&base->sleep_list);
 	hrtimer_init(&base->hrtimer, CLOCK_MONOTONIC,
 		     HRTIMER_MODE_ABS_PINNED_SOFT);
