@@ -127,10 +127,10 @@
 
 /*
  * Bounded work: a run of the hrtimer stops calling callbacks once it has
- * spent RUN_BUDGET_NS (checked every RUN_BATCH timers) and continues from
- * a fresh hrtimer expiry, so that softirqs, RCU and tasks get the CPU.
+ * spent half a tick (checked every RUN_BATCH timers) and goes on at the
+ * next tick, so that the wheel's softirq never takes more than about half
+ * of a CPU and tasks, RCU and other softirqs get the rest.
  */
-#define RUN_BUDGET_NS	NSEC_PER_MSEC
 #define RUN_BATCH	16
 
 /* The tick bounds; eight levels reach KTIME_MAX from the smallest tick. */
@@ -573,7 +573,7 @@ static void twheel_cascade(struct twheel_base *base)
 static void twheel_run(struct twheel_base *base, u64 now)
 	__must_hold(&base->lock)
 {
-	u64 next, budget_end = ktime_get() + RUN_BUDGET_NS;
+	u64 next, budget_end = ktime_get() + tick_ns / 2;
 
 	if (!twheel_expire(base, budget_end))
 		return;
@@ -605,9 +605,9 @@ static enum hrtimer_restart twheel_hrtimer_fn(struct hrtimer *hrtimer)
 	base->in_run = true;
 	twheel_run(base, tick_now());
 	base->in_run = false;
-	/* Over budget: let other softirqs and tasks run, then go on at once. */
+	/* Over budget: leave the CPU to others until the next tick. */
 	base->next_expiry = list_empty(&base->expired) ?
-			    twheel_next_event(base) : 0;
+			    twheel_next_event(base) : tick_now() + 1;
 	twheel_program(base);
 	raw_spin_unlock_irq(&base->lock);
 	return HRTIMER_NORESTART;
