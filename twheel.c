@@ -605,10 +605,19 @@ static enum hrtimer_restart twheel_hrtimer_fn(struct hrtimer *hrtimer)
 	base->in_run = true;
 	twheel_run(base, tick_now());
 	base->in_run = false;
-	/* Over budget: leave the CPU to others until the next tick. */
-	base->next_expiry = list_empty(&base->expired) ?
-			    twheel_next_event(base) : tick_now() + 1;
-	twheel_program(base);
+	if (list_empty(&base->expired)) {
+		base->next_expiry = twheel_next_event(base);
+		twheel_program(base);
+	} else {
+		/*
+		 * Over budget: leave the CPU to others until the next tick.
+		 * Work is due at @clk already, so twheel_forward() must not
+		 * move the clock past it meanwhile.
+		 */
+		base->next_expiry = base->clk;
+		hrtimer_start(&base->hrtimer, tick_to_ktime(tick_now() + 1),
+			      HRTIMER_MODE_ABS_PINNED_SOFT);
+	}
 	raw_spin_unlock_irq(&base->lock);
 	return HRTIMER_NORESTART;
 }
