@@ -595,13 +595,10 @@ static double spin(unsigned int ms, double *cpu)
 /*
  * nobody arms TWHEEL_FLOOD_TIMERS periodic timers of one tick on CPU 0
  * and spins there: the loop must keep a tenth of the progress it makes
- * without them. That is all that can be promised: each timer fires at
- * most once per wheel run, so the softirq work per tick grows with the
- * timers on the wheel and nothing smaller bounds it (see
- * Documentation/twheel-uapi.rst, "Limits and resources"). Measured with
- * 2000 timers: the loop keeps about 22% on Debian's kernel (the softirq
- * keeps up, ~0.8 ms of every 1 ms tick), 45% on the debug kernel under
- * TCG (runs so long that ksoftirqd takes over and shares the CPU).
+ * without them. Each timer fires at most once per wheel run, and a run
+ * spends at most half a tick in callbacks (Documentation/twheel.rst,
+ * "Bounded work"). Before that budget, with 2000 timers, the loop kept
+ * about 22% on Debian's kernel and 45% on the debug kernel under TCG.
  */
 TEST_F_TIMEOUT(abuse, flood_cannot_starve, 300)
 {
