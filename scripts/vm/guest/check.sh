@@ -65,6 +65,29 @@ ttl_example() {
 	return $rc   # b is left for the module's unload to free
 }
 
+# Tracepoints and debugfs statistics see the TTL example's timers fire.
+observability() {
+	local t=/sys/kernel/tracing f=/sys/kernel/debug/twheel_ttl/keys rc=0
+	[ -d $t/events/twheel ] || { echo "no twheel trace events"; return 1; }
+	echo 1 >$t/events/twheel/enable && echo >$t/trace || return 1
+	[ -d /sys/module/twheel_ttl ] || load twheel_ttl || return 1
+	echo "set o1 1 20" >$f && echo "set o2 2 5000" >$f && echo "del o2" >$f || rc=1
+	ttl_wait_gone o1 || rc=1
+	echo 0 >$t/events/twheel/enable
+	grep -q 'twheel_arm:.*level=' $t/trace || { echo "no twheel_arm event"; rc=1; }
+	grep -q 'twheel_cancel:' $t/trace || { echo "no twheel_cancel event"; rc=1; }
+	grep -q 'twheel_fire:.*ttl_expire.*lateness_ns=[0-9]' $t/trace ||
+		{ echo "no twheel_fire event with a lateness >= 0"; rc=1; }
+	grep -m3 'twheel_' $t/trace
+	cat /sys/kernel/debug/twheel/stats
+	grep -q '^cpu0 pending=.* fired=.* early=0 ' /sys/kernel/debug/twheel/stats ||
+		{ echo "twheel/stats: no cpu0 line with early=0"; rc=1; }
+	grep -q 'early=[1-9]' /sys/kernel/debug/twheel/stats && { echo "early fires"; rc=1; }
+	grep -q '^cpu0 levels=[0-9,]* lateness=[0-9,]*$' /sys/kernel/debug/twheel/stats ||
+		{ echo "twheel/stats: no levels/lateness line"; rc=1; }
+	return $rc
+}
+
 hotplug_check() { load twheel && ttl_hotplug 200 3 && unload_one twheel; }
 
 kmemleak() {
@@ -79,6 +102,7 @@ step "load modules" load_core
 step "kunit" kunit
 step "selftests" selftests
 step "ttl example" ttl_example
+step "tracepoints and debugfs stats" observability
 step "unload modules" unload_all
 step "hotplug: kernel timers move and fire once" hotplug_check
 step "unload: refused under a client, 20 cycles" unload_cycles 20
