@@ -26,7 +26,7 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true
 	rm -rf $(OUT)
 
-# ---- builds used by the VM tests: build/<debug|stock>/src, build/user ----
+# ---- builds used by the VM tests: build/<debug|stock|rt>/src, build/user ----
 debug-kernel:
 	$(VM)/build-kernel.sh
 
@@ -36,7 +36,14 @@ modules-%:
 		--exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' --exclude='*.mod' \
 		--exclude='*.mod.c' --exclude=modules.order --exclude=Module.symvers \
 		$(CURDIR)/ $(OUT)/$*/src/
-	$(MAKE) -C $$($(VM)/kdir.sh $*) M=$(OUT)/$*/src modules
+	$(MAKE) -C $$($(VM)/kdir.sh $*) M=$(OUT)/$*/src modules >$(OUT)/$*/build.log 2>&1; \
+		rc=$$?; cat $(OUT)/$*/build.log; [ $$rc = 0 ]
+	@# -Werror for our files only (compiler and modpost): kernel headers
+	@# are not ours to fix. The objects go, so that the next build warns again.
+	@! grep -E -e '^$(OUT)/$*/src/[^:]*:[0-9]+:([0-9]+:)? warning:' \
+		-e '^WARNING: modpost: .*$(OUT)/$*/src/' $(OUT)/$*/build.log || \
+		{ echo 'modules-$*: warnings in our files (above)'; \
+		  find $(OUT)/$*/src -name '*.o' -delete; false; }
 
 userspace:
 	mkdir -p $(OUT)/user/bin $(OUT)/user/selftests
@@ -88,10 +95,12 @@ check:
 	$(MAKE) debug-kernel
 	-$(MAKE) vm-debug-check
 	-$(MAKE) vm-stock-check
+	-$(MAKE) vm-rt-check
 	-$(VM)/verdict style $(MAKE) style
 	-$(VM)/verdict sparse $(MAKE) sparse SPARSE_KERNEL=debug
 	-$(VM)/verdict docs $(MAKE) docs
 	$(VM)/tap-summary $(OUT)/vm/debug-check.log $(OUT)/vm/stock-check.log \
+		$(OUT)/vm/rt-check.log \
 		$(OUT)/check/style $(OUT)/check/sparse $(OUT)/check/docs
 
 .PHONY: all module install clean debug-kernel userspace run stress bench style sparse docs check

@@ -15,9 +15,25 @@ ksrc_version() {
 	pkg=$(basename "$(ksrc_tarball)" .tar.xz)
 	dpkg-query -W -f='${Version}' "$pkg"
 }
-# ABI name of the Debian kernel matching linux-headers-amd64, e.g. 6.1.0-56.
-stock_abi() {
-	dpkg-query -W -f='${Depends}' linux-headers-amd64 |
-		sed -n 's/.*linux-headers-\([0-9.]*-[0-9]*\)-amd64.*/\1/p'
+# Debian's kernels in the rig, by flavour: stock (amd64) and PREEMPT_RT
+# (rt-amd64). The image is the one matching the installed headers
+# metapackage linux-headers-FLAVOUR.
+debian_flavour() {
+	case "$1" in
+	stock) echo amd64 ;;
+	rt) echo rt-amd64 ;;
+	*) die "no Debian kernel called '$1' (stock|rt)" ;;
+	esac
 }
-stock_kdir() { echo "/usr/src/linux-headers-$(stock_abi)-amd64"; }
+# ABI name of the Debian kernel KERNEL (stock|rt), e.g. 6.1.0-56.
+debian_abi() {
+	local f
+	f=$(debian_flavour "$1")
+	dpkg-query -W -f='${Depends}' "linux-headers-$f" 2>/dev/null |
+		sed -n "s/.*linux-headers-\([0-9.]*-[0-9]*\)-$f.*/\1/p"
+}
+# Its release (uname -r) and its headers, the KDIR to build modules against.
+debian_release() { echo "$(debian_abi "$1")-$(debian_flavour "$1")"; }
+debian_kdir() { echo "/usr/src/linux-headers-$(debian_release "$1")"; }
+stock_abi() { debian_abi stock; }
+stock_kdir() { debian_kdir stock; }

@@ -1,10 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# run-vm.sh debug|stock MODE: build modules + userspace + initramfs, boot the
-# kernel in qemu (TCG), run /tests/MODE.sh in the guest, and decide.
+# run-vm.sh debug|stock|rt MODE: build modules + userspace + initramfs, boot
+# the kernel in qemu (TCG), run /tests/MODE.sh in the guest, and decide.
+# debug: our debug build of linux-source; stock and rt: Debian's kernels
+# (linux-image-amd64 and the PREEMPT_RT linux-image-rt-amd64).
 # Console log: build/vm/KERNEL-MODE.log; verdict: build/vm/KERNEL-MODE.verdict.
 . "$(dirname "$0")/lib.sh"
-kernel=${1:?debug|stock} mode=${2:?check|run|bench|stress}
+kernel=${1:?debug|stock|rt} mode=${2:?check|run|bench|stress}
 vm="$TOP/build/vm"; mkdir -p "$vm"
 name="$kernel-$mode" log="$vm/$kernel-$mode.log" verdict="$vm/$kernel-$mode.verdict"
 rm -f "$log" "$verdict"
@@ -20,7 +22,7 @@ if [ "$kernel" = debug ]; then
 	bzimage="$("$VM_DIR/build-kernel.sh")/arch/x86/boot/bzImage"
 	args+=" kmemleak=on"
 else
-	bzimage=$("$VM_DIR/stock-kernel.sh")
+	bzimage=$("$VM_DIR/debian-kernel.sh" "$kernel")
 fi
 "$VM_DIR/mkinitramfs.sh" "$kernel" "$vm/$name.cpio.gz" || red "initramfs failed"
 
