@@ -105,6 +105,7 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
+#include "compat.h"
 #include "twheel.h"
 
 #define CREATE_TRACE_POINTS
@@ -251,7 +252,7 @@ unsigned int twheel_calc_idx(u64 tick, u64 clk, u64 *event)
 }
 
 #if IS_ENABLED(CONFIG_KUNIT)
-EXPORT_SYMBOL_NS_GPL(twheel_calc_idx, TWHEEL_KUNIT);
+EXPORT_SYMBOL_NS_GPL(twheel_calc_idx, TWHEEL_KUNIT_NS);
 #endif
 
 /*
@@ -1218,9 +1219,8 @@ static void twheel_base_init(struct twheel_base *base, unsigned int cpu)
 		INIT_LIST_HEAD(base->vectors + idx);
 	INIT_LIST_HEAD(&base->expired);
 	INIT_LIST_HEAD(&base->sleep_list);
-	hrtimer_init(&base->hrtimer, CLOCK_MONOTONIC,
-		     HRTIMER_MODE_ABS_PINNED_SOFT);
-	base->hrtimer.function = twheel_hrtimer_fn;
+	hrtimer_setup(&base->hrtimer, twheel_hrtimer_fn, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_ABS_PINNED_SOFT);
 	INIT_CSD(&base->kick, twheel_kick_fn, base);
 	INIT_WORK(&base->work, twheel_work_fn);
 }

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * twheel - newer kernel APIs, spelled for the older kernels we build on
+ *
+ * Copyright (C) 2026 The twheel authors
+ *
+ * twheel is built and tested on Linux 6.1 but written with the names that
+ * later kernels use, so that it builds there unchanged. Each guard below
+ * maps a newer API onto the one 6.1 has and names the release that brought
+ * it; drop a guard once the oldest supported kernel has the new API. Stable
+ * 6.1 kernels got some renames backported: those guards test the 6.1.y
+ * release that did (from Debian's linux 6.1 changelog).
+ */
+#ifndef _TWHEEL_COMPAT_H
+#define _TWHEEL_COMPAT_H
+
+#include <linux/hrtimer.h>
+#include <linux/timer.h>
+#include <linux/version.h>
+
+/*
+ * 6.13: hrtimer_setup() initializes an hrtimer and sets its callback in one
+ * call, replacing hrtimer_init() followed by an assignment to ->function.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
+static inline void hrtimer_setup(struct hrtimer *timer,
+				 enum hrtimer_restart (*function)(struct hrtimer *),
+				 clockid_t clock_id, enum hrtimer_mode mode)
+{
+	hrtimer_init(timer, clock_id, mode);
+	timer->function = function;
+}
+#endif
+
+/*
+ * 6.13: a symbol namespace is a string literal, as in
+ * EXPORT_SYMBOL_NS_GPL(sym, "NS") and MODULE_IMPORT_NS("NS"); before, it
+ * was a bare token that both macros stringify. Pass TWHEEL_KUNIT_NS (the
+ * namespace of the symbols exported for KUnit only) to either macro, on
+ * either kind of kernel.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define TWHEEL_KUNIT_NS		"TWHEEL_KUNIT"
+#else
+#define TWHEEL_KUNIT_NS		TWHEEL_KUNIT
+#endif
+
+/*
+ * timer_list, for clients and tests (twheel itself uses none).
+ * 6.2 (6.1.91 in stable): del_timer() and del_timer_sync() are renamed
+ * timer_delete() and timer_delete_sync().
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 91)
+#define timer_delete(timer)		del_timer(timer)
+#define timer_delete_sync(timer)	del_timer_sync(timer)
+#endif
+
+/*
+ * 6.2 (6.1.158 in stable): timer_shutdown_sync() deletes a timer for good;
+ * later arming is ignored. Without it, the caller must keep the timer from
+ * being re-armed itself, as with timer_delete_sync().
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 158)
+#define timer_shutdown_sync(timer)	timer_delete_sync(timer)
+#endif
+
+/* 6.16: from_timer() is renamed timer_container_of(). */
+#ifndef timer_container_of
+#define timer_container_of(var, callback_timer, timer_fieldname) \
+	from_timer(var, callback_timer, timer_fieldname)
+#endif
+
+#endif /* _TWHEEL_COMPAT_H */
