@@ -18,9 +18,41 @@ all: module
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
+# ---- install: modules, depmod, and the API for other out-of-tree modules ----
+# The package version; dkms.conf holds the only copy.
+TWHEEL_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(CURDIR)/dkms.conf)
+# The release (uname -r) of KDIR's kernel. Not `make kernelrelease`: Debian's
+# headers answer with the upstream version (6.1.x), not the modules' dir.
+KREL = $(shell sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' $(KDIR)/include/generated/utsrelease.h)
+PREFIX ?= /usr
+# Headers and, per kernel (the symbol CRCs are the kernel's), Module.symvers:
+# what other modules need to build against twheel's exported API.
+SDK = $(DESTDIR)$(PREFIX)/src/twheel-$(TWHEEL_VERSION)
+
+# After `make`; INSTALL_MOD_PATH and PREFIX (or DESTDIR) stage elsewhere.
 install:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
-	$(DEPMOD) -a $(KERNELRELEASE)
+	$(MAKE) -C $(KDIR) M=$(CURDIR) KERNELRELEASE=$(KREL) modules_install
+	$(DEPMOD) $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) -a $(KREL)
+	install -D -m 644 twheel.h $(SDK)/twheel.h
+	install -D -m 644 include/uapi/linux/twheel.h $(SDK)/include/uapi/linux/twheel.h
+	install -D -m 644 Module.symvers $(SDK)/$(KREL)/Module.symvers
+
+# DKMS: the sources of twheel.ko and twheel-dev.ko into DKMS_SRCTREE (dkms's
+# --sourcetree), then dkms add, build and install, for DKMS_KERNEL (default:
+# the running kernel). DKMS may carry options, e.g. a private --dkmstree.
+DKMS ?= dkms
+DKMS_SRCTREE ?= /usr/src
+DKMS_FILES = dkms.conf Kbuild twheel.c twheel.h twheel_trace.h \
+	     $(wildcard compat.h chardev.c) include/uapi/linux/twheel.h
+DKMS_K = $(if $(DKMS_KERNEL),-k $(DKMS_KERNEL))
+dkms-build:
+	mkdir -p $(DKMS_SRCTREE)/twheel-$(TWHEEL_VERSION)
+	cp --parents $(DKMS_FILES) $(DKMS_SRCTREE)/twheel-$(TWHEEL_VERSION)/
+	$(DKMS) remove twheel/$(TWHEEL_VERSION) --all >/dev/null 2>&1 || true
+	$(DKMS) add twheel/$(TWHEEL_VERSION)
+	$(DKMS) build twheel/$(TWHEEL_VERSION) $(DKMS_K)
+dkms-install: dkms-build
+	$(DKMS) install twheel/$(TWHEEL_VERSION) $(DKMS_K)
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true
@@ -104,8 +136,10 @@ check:
 	-$(VM)/verdict style $(MAKE) style
 	-$(VM)/verdict sparse $(MAKE) sparse SPARSE_KERNEL=debug
 	-$(VM)/verdict docs $(MAKE) docs
+	-$(VM)/verdict packaging $(VM)/packaging-check.sh
 	$(VM)/tap-summary $(OUT)/vm/debug-check.log $(OUT)/vm/stock-check.log \
 		$(OUT)/vm/rt-check.log \
-		$(OUT)/check/style $(OUT)/check/sparse $(OUT)/check/docs
+		$(OUT)/check/style $(OUT)/check/sparse $(OUT)/check/docs \
+		$(OUT)/check/packaging
 
-.PHONY: all module install clean debug-kernel userspace run stress bench style sparse docs check
+.PHONY: all module install dkms-build dkms-install clean debug-kernel userspace run stress bench style sparse docs check
