@@ -1732,6 +1732,11 @@ static int twheel_kunit_init(struct kunit *test)
 	init_completion(&ctx->all_done);
 	ctx->early = tw_early_sum();
 	test->priv = ctx;
+	/*
+	 * Callbacks that hold on spin in softirq on the other CPU: keep the
+	 * case off it, or it waits there until the callback gives up.
+	 */
+	set_cpus_allowed_ptr(current, cpumask_of(tw_home_cpu()));
 	tw_mon_start_all(ctx);
 	return 0;
 }
