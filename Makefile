@@ -80,7 +80,7 @@ modules-%:
 userspace:
 	mkdir -p $(OUT)/user/bin $(OUT)/user/selftests
 	if [ -d selftests ]; then $(MAKE) -C selftests OUT=$(OUT)/user/selftests; fi
-	for f in tools/twheelctl.c bench/ubench.c; do \
+	for f in tools/twheelctl.c examples/twheel_epoll.c bench/ubench.c; do \
 		[ ! -f $$f ] || $(CC) $(USER_CFLAGS) -o $(OUT)/user/bin/$$(basename $$f .c) $$f || exit; \
 	done
 

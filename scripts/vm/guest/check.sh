@@ -103,6 +103,7 @@ step "kunit" kunit
 step "selftests" selftests
 step "ttl example" ttl_example
 step "tracepoints and debugfs stats" observability
+step "epoll example" twheel_epoll
 step "unload modules" unload_all
 step "hotplug: kernel timers move and fire once" hotplug_check
 step "unload: refused under a client, 20 cycles" unload_cycles 20
