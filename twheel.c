@@ -65,10 +65,12 @@
  *
  * The hrtimer fires at or after E * tick >= D, and only timers of ticks up
  * to the current one are run, so no timer fires early. A timer fires late by
- * less than one tick plus the softirq latency of the hrtimer. Timers with the
- * same tick fire in the order they were armed: slots are FIFO lists and
- * cascading keeps their order, and two timers with the same tick are always
- * filed in the same slot because filing depends only on E and @clk.
+ * less than one tick plus the softirq latency of the hrtimer, unless more
+ * callbacks are due at once than half a tick can run (see RUN_BATCH): the
+ * rest follow, in order, at the next ticks. Timers with the same tick fire
+ * in the order they were armed: slots are FIFO lists and cascading keeps
+ * their order, and two timers with the same tick are always filed in the
+ * same slot because filing depends only on E and @clk.
  *
  * Callbacks run in softirq context (from the hrtimer), or in process context
  * on a per-CPU work item for TWHEEL_SLEEPABLE timers. As with timer_list,
