@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # gnuplot -e "dir='bench/results'" bench/plot.gp: cost per operation against
 # pending timers, from dir/cost.dat (written by bench/report.py), to
-# dir/cost.png.
+# dir/cost.png. twheel arms with relative deadlines, twheel-abs the same
+# timers with absolute ones (columns 11-13, after hrtimer's).
 if (!exists("dir")) dir = "bench/results"
 set terminal pngcairo size 960,600 font ",11"
 set output dir."/cost.png"
@@ -16,10 +17,14 @@ set key outside right top
 set style line 1 lc rgb "#d62728" lw 2 pt 7
 set style line 2 lc rgb "#1f77b4" lw 2 pt 5
 set style line 3 lc rgb "#2ca02c" lw 2 pt 9
+set style line 4 lc rgb "#ff7f0e" lw 2 pt 11
 f = dir."/cost.dat"
-plot f u 1:2  w lp ls 1 dt 1 t "twheel arm", \
-     f u 1:3  w lp ls 1 dt 2 t "twheel modify", \
+plot f u 1:2  w lp ls 1 dt 1 t "twheel arm (rel)", \
+     f u 1:3  w lp ls 1 dt 2 t "twheel modify (rel)", \
      f u 1:4  w lp ls 1 dt 3 t "twheel cancel", \
+     f u 1:11 w lp ls 4 dt 1 t "twheel-abs arm", \
+     f u 1:12 w lp ls 4 dt 2 t "twheel-abs modify", \
+     f u 1:13 w lp ls 4 dt 3 t "twheel-abs cancel", \
      f u 1:5  w lp ls 2 dt 1 t "timer\\_list arm", \
      f u 1:6  w lp ls 2 dt 2 t "timer\\_list modify", \
      f u 1:7  w lp ls 2 dt 3 t "timer\\_list cancel", \

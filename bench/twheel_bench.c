@@ -9,14 +9,15 @@
  * returns 0; the module then holds nothing until it is removed.
  * bench/report.py turns the lines into bench/results/latest.{json,md}.
  *
- * For each facility - twheel, timer_list, hrtimer - it measures:
+ * For each facility - twheel, timer_list, hrtimer, and for the cost runs
+ * twheel-abs too - it measures:
  *
  *  cost      ns per arm, modify and cancel with N timers pending, their
  *            random delays spread over an hour; the median of @rounds. The
  *            N background timers are armed first ("fill"); each round then
  *            arms and cancels probe timers and re-arms random pending ones,
  *            so every operation sees N pending. Removing the N at the end
- *            is reported too ("drain"). The three facilities use the same
+ *            is reported too ("drain"). The facilities use the same
  *            delays, hold their N timers at the same time and take turns
  *            within each round.
  *  burst     callbacks per second when N timers come due at one instant,
@@ -28,11 +29,18 @@
  *            hour away, and N timers spread over an hour
  *  size      bytes per timer
  *
- * Every timer is armed the way its API means "fire in d nanoseconds":
- * twheel_add(d, TWHEEL_REL), hrtimer_start(d, HRTIMER_MODE_REL_SOFT) and
- * mod_timer(jiffies + usecs_to_jiffies(d / 1000)); the last one only
- * promises whole jiffy boundaries, so it can fire early against d. hrtimers
- * are soft so that all three run their callbacks in softirq context.
+ * In the cost runs every timer is armed the way its API means "fire in d
+ * nanoseconds": twheel_add(d, TWHEEL_REL), hrtimer_start(d,
+ * HRTIMER_MODE_REL_SOFT) and mod_timer(jiffies + usecs_to_jiffies(d / 1000));
+ * the last one only promises whole jiffy boundaries, so it can fire early
+ * against d. A relative twheel deadline costs a clocksource read per call,
+ * where timer_list reads jiffies, a variable; twheel-abs is the caller that
+ * keeps its own notion of now: twheel's timers, the same delays, armed and
+ * modified with twheel_add(now + d, TWHEEL_ABS) where now is read once per
+ * chunk of operations, inside the timed chunk, and cancelled as twheel's.
+ * The lateness and burst runs arm twheel and hrtimer at absolute deadlines,
+ * timer_list at jiffies + d. hrtimers are soft so that all of them run
+ * their callbacks in softirq context.
  *
  * The benchmark runs with migration disabled, so all timers are armed on
  * and fire on one CPU. Clocks are read around chunks of operations, never
@@ -91,19 +99,33 @@ static unsigned int seed = 1;
 module_param(seed, uint, 0444);
 MODULE_PARM_DESC(seed, "Seed of the random delays");
 
-enum tb_fac { FAC_TWHEEL, FAC_TIMER_LIST, FAC_HRTIMER, NR_FAC };
+/*
+ * FAC_TWHEEL_ABS, twheel armed with absolute deadlines, takes part in the
+ * cost runs only: the lateness and burst runs arm twheel that way already.
+ */
+enum tb_fac {
+	FAC_TWHEEL,
+	FAC_TIMER_LIST,
+	FAC_HRTIMER,
+	FAC_TWHEEL_ABS,
+	NR_FAC,
+	NR_FIRE_FAC = FAC_TWHEEL_ABS,
+};
+
 enum tb_op { OP_ARM, OP_MOD, OP_CANCEL };
 
 static const char *const fac_name[NR_FAC] = {
 	[FAC_TWHEEL]		= "twheel",
 	[FAC_TIMER_LIST]	= "timer_list",
 	[FAC_HRTIMER]		= "hrtimer",
+	[FAC_TWHEEL_ABS]	= "twheel-abs",
 };
 
 static const size_t fac_size[NR_FAC] = {
 	[FAC_TWHEEL]		= sizeof(struct twheel_timer),
 	[FAC_TIMER_LIST]	= sizeof(struct timer_list),
 	[FAC_HRTIMER]		= sizeof(struct hrtimer),
+	[FAC_TWHEEL_ABS]	= sizeof(struct twheel_timer),
 };
 
 static struct rnd_state tb_rnd;
@@ -269,7 +291,7 @@ static void tb_wakeups_sparse(void)
  * @fac:	the facility
  * @n:		background timers, kept pending; indices [0, n)
  * @k:		probe timers, armed and cancelled; indices [n, n + k)
- * @timers:	@n + @k timers of the facility
+ * @timers:	@n + @k timers of the facility; twheel-abs uses twheel's
  * @delay:	per timer index, its delay in ns; a modify of step i uses
  *		@delay[n + i]
  * @jdelay:	@delay in jiffies, for timer_list
@@ -294,20 +316,30 @@ static enum hrtimer_restart tb_nop_hr(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
+/*
+ * twheel arms with relative deadlines, twheel-abs with absolute ones from
+ * one clock read per chunk, as a caller with its own notion of now would.
+ */
 static void tb_ops_tw(struct tb_cost *c, enum tb_op op, u32 lo, u32 hi)
 {
 	struct twheel_timer *t = c->timers;
+	enum twheel_mode mode = TWHEEL_REL;
+	u64 now = 0;
 	u32 i;
 
+	if (c->fac == FAC_TWHEEL_ABS && op != OP_CANCEL) {
+		mode = TWHEEL_ABS;
+		now = ktime_get_ns();
+	}
 	switch (op) {
 	case OP_ARM:
 		for (i = lo; i < hi; i++)
-			twheel_add(t + i, c->delay[i], TWHEEL_REL);
+			twheel_add(t + i, now + c->delay[i], mode);
 		break;
 	case OP_MOD:
 		for (i = lo; i < hi; i++)
-			twheel_mod(t + c->midx[i], c->delay[c->n + i],
-				   TWHEEL_REL);
+			twheel_mod(t + c->midx[i], now + c->delay[c->n + i],
+				   mode);
 		break;
 	case OP_CANCEL:
 		for (i = lo; i < hi; i++)
@@ -370,7 +402,7 @@ static u64 tb_cost_run(struct tb_cost *c, enum tb_op op, u32 lo, u32 hi)
 		u32 end = min(hi, lo + CHUNK);
 		u64 t0 = ktime_get_ns();
 
-		if (c->fac == FAC_TWHEEL)
+		if (c->fac == FAC_TWHEEL || c->fac == FAC_TWHEEL_ABS)
 			tb_ops_tw(c, op, lo, end);
 		else if (c->fac == FAC_TIMER_LIST)
 			tb_ops_tl(c, op, lo, end);
@@ -389,6 +421,7 @@ static void tb_cost_init_one(struct tb_cost *c, u32 i)
 
 	switch (c->fac) {
 	case FAC_TWHEEL:
+	case FAC_TWHEEL_ABS:
 		twheel_timer_init((struct twheel_timer *)c->timers + i,
 				  tb_nop_tw, 0);
 		break;
@@ -408,6 +441,7 @@ static void tb_cost_sync_one(struct tb_cost *c, u32 i)
 {
 	switch (c->fac) {
 	case FAC_TWHEEL:
+	case FAC_TWHEEL_ABS:
 		twheel_cancel_sync((struct twheel_timer *)c->timers + i);
 		break;
 	case FAC_TIMER_LIST:
@@ -424,8 +458,11 @@ static void tb_cost_free(struct tb_cost *c)
 {
 	u32 i;
 
-	if (!c->timers)
+	if (!c->timers || c->fac == FAC_TWHEEL_ABS) {
+		/* twheel-abs's timers are twheel's, freed with them */
+		c->timers = NULL;
 		return;
+	}
 	for (i = 0; i < c->n + c->k; i++) {
 		tb_cost_sync_one(c, i);
 		if (!(i % CHUNK))
@@ -436,7 +473,7 @@ static void tb_cost_free(struct tb_cost *c)
 }
 
 /**
- * struct tb_costs - the three facilities' cost runs for one N
+ * struct tb_costs - the facilities' cost runs for one N
  * @c:		per facility; @c[f].timers is NULL for a facility skipped
  * @delay:	shared by the facilities, see struct tb_cost
  * @jdelay:	shared
@@ -450,7 +487,9 @@ static void tb_cost_free(struct tb_cost *c)
  * All facilities run the same delays and modify picks. Their N timers are
  * pending together, and each round runs every facility, the order rotating
  * from round to round, so that a slow stretch of the host (a TCG guest
- * shares it) falls on all of them alike.
+ * shares it) falls on all of them alike. twheel-abs runs on twheel's
+ * timers, so that the wheel holds N, not 2N: it fills them again after
+ * twheel's drain, for its own fill and drain.
  */
 struct tb_costs {
 	struct tb_cost	c[NR_FAC];
@@ -517,6 +556,12 @@ static void tb_cost_alloc(struct tb_costs *s, enum tb_fac fac, u32 n, u32 k,
 
 	*c = (struct tb_cost){ .fac = fac, .n = n, .k = k, .delay = s->delay,
 			       .jdelay = s->jdelay, .midx = s->midx };
+	if (fac == FAC_TWHEEL_ABS) {
+		c->timers = s->c[FAC_TWHEEL].timers;
+		if (!c->timers)
+			tb_cost_skip(fac, n, "twheel skipped");
+		return;
+	}
 	if (need > *budget) {
 		tb_cost_skip(fac, n, "memory");
 		return;
@@ -605,18 +650,33 @@ static void tb_cost_report(struct tb_costs *s, enum tb_fac fac)
 	tb_jend();
 }
 
+static void tb_cost_fill(struct tb_costs *s, enum tb_fac fac)
+{
+	struct tb_cost *c = &s->c[fac];
+
+	if (c->timers)
+		s->fill[fac] = tb_per_op(tb_cost_run(c, OP_ARM, 0, c->n), c->n);
+}
+
+static void tb_cost_drain(struct tb_costs *s, enum tb_fac fac)
+{
+	struct tb_cost *c = &s->c[fac];
+
+	if (c->timers)
+		s->drain[fac] = tb_per_op(tb_cost_run(c, OP_CANCEL, 0, c->n),
+					  c->n);
+}
+
 static void tb_costs_measure(struct tb_costs *s)
 {
 	struct tb_cost *c;
 	unsigned int r, i;
 	enum tb_fac fac;
 
-	for (fac = 0; fac < NR_FAC; fac++) {
-		c = &s->c[fac];
-		if (c->timers)
-			s->fill[fac] = tb_per_op(tb_cost_run(c, OP_ARM, 0, c->n),
-						 c->n);
-	}
+	/* twheel-abs fills twheel's timers after twheel's drain */
+	for (fac = 0; fac < NR_FAC; fac++)
+		if (fac != FAC_TWHEEL_ABS)
+			tb_cost_fill(s, fac);
 	if (s->c[FAC_TWHEEL].timers)
 		tb_wakeups("spread_over_hour", s->c[FAC_TWHEEL].n);
 	for (r = 0; r < rounds; r++) {
@@ -630,12 +690,11 @@ static void tb_costs_measure(struct tb_costs *s)
 		}
 	}
 	for (fac = 0; fac < NR_FAC; fac++) {
-		c = &s->c[fac];
-		if (!c->timers)
-			continue;
-		s->drain[fac] = tb_per_op(tb_cost_run(c, OP_CANCEL, 0, c->n),
-					  c->n);
-		tb_cost_report(s, fac);
+		if (fac == FAC_TWHEEL_ABS)
+			tb_cost_fill(s, fac);
+		tb_cost_drain(s, fac);
+		if (s->c[fac].timers)
+			tb_cost_report(s, fac);
 	}
 }
 
@@ -855,33 +914,33 @@ static void tb_lateness_report(enum tb_fac fac, const char *range,
 static int tb_lateness(const char *range, u64 lo, u64 hi, u32 n)
 {
 	s64 *late = vmalloc(array_size(n, sizeof(*late)));
-	struct tb_item *items[NR_FAC] = {};
+	struct tb_item *items[NR_FIRE_FAC] = {};
 	enum tb_fac fac;
 	int ret = -ENOMEM;
 	u32 i, f;
 
-	for (fac = 0; fac < NR_FAC; fac++) {
+	for (fac = 0; fac < NR_FIRE_FAC; fac++) {
 		items[fac] = tb_items_alloc(fac, n);
 		if (!items[fac])
 			goto out_free;
 	}
 	if (!late)
 		goto out_free;
-	tb_run_reset(n * NR_FAC, true);
+	tb_run_reset(n * NR_FIRE_FAC, true);
 	for (i = 0; i < n; i++) {
 		u64 d = tb_delay(lo, hi);
 
-		for (f = 0; f < NR_FAC; f++) {
-			struct tb_item *it = items[(i + f) % NR_FAC] + i;
+		for (f = 0; f < NR_FIRE_FAC; f++) {
+			struct tb_item *it = items[(i + f) % NR_FIRE_FAC] + i;
 
 			it->deadline = ktime_get_ns() + d;
-			tb_item_arm((i + f) % NR_FAC, it, jiffies + tb_jiffies(d));
+			tb_item_arm((i + f) % NR_FIRE_FAC, it, jiffies + tb_jiffies(d));
 		}
 	}
 	tb_fire_wait(hi + hi / 4 + 2 * NSEC_PER_SEC);
 	ret = 0;
 out_free:
-	for (fac = 0; fac < NR_FAC; fac++) {
+	for (fac = 0; fac < NR_FIRE_FAC; fac++) {
 		if (!items[fac])
 			continue;
 		tb_items_stop(fac, items[fac], n);
@@ -1003,7 +1062,7 @@ static int tb_all_fires(void)
 	if (count < 0)
 		return count;
 	for (i = 0; i < count && !ret; i++)
-		for (fac = 0; fac < NR_FAC && !ret; fac++)
+		for (fac = 0; fac < NR_FIRE_FAC && !ret; fac++)
 			ret = tb_burst(fac, ns[i]);
 	return ret;
 }
