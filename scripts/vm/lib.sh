@@ -8,8 +8,9 @@ mkdir -p "$CACHE"
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-# Newest /usr/src/linux-source-*.tar.xz and its Debian package version.
-ksrc_tarball() { ls /usr/src/linux-source-*.tar.xz 2>/dev/null | sort -V | tail -n1; }
+# Newest /usr/src/linux-source-*.tar.xz, empty if none (under pipefail a
+# failing ls would end the caller silently), and its Debian package version.
+ksrc_tarball() { { ls /usr/src/linux-source-*.tar.xz 2>/dev/null || true; } | sort -V | tail -n1; }
 ksrc_version() {
 	local pkg
 	pkg=$(basename "$(ksrc_tarball)" .tar.xz)
