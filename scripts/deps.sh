@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# deps.sh TARGET: make sure the Debian 12 packages that `make TARGET` needs
+# are installed (TARGET: run, bench, stress, check, ci); install the
+# missing ones (apt-get update, then apt-get install) when root with apt,
+# else stop with one line naming them and the command that installs them.
+# deps.sh --list TARGET prints the packages. This file is the one list.
+set -euo pipefail
+
+# Every VM run: modules against a kernel, static userspace binaries (the
+# selftests take kselftest_harness.h from linux-source), a busybox
+# initramfs and QEMU.
+VM="build-essential linux-source-6.1 qemu-system-x86 busybox-static cpio
+    gzip file rsync"
+# Debian's kernels: their headers (the images come from apt-get download).
+STOCK="linux-headers-amd64"
+RT="linux-headers-rt-amd64"
+# The debug kernel, built from linux-source-6.1.
+DEBUG="flex bison bc libelf-dev libssl-dev dwarves xz-utils perl kmod"
+# The static checks (checkpatch, sparse, docs, packaging) and tap-summary.
+STATIC="sparse python3 python3-docutils perl kmod dkms"
+
+pkgs_for() {
+	case "$1" in
+	run) echo "$VM $STOCK" ;;
+	bench) echo "$VM $STOCK python3 gnuplot-nox" ;;
+	stress) echo "$VM $DEBUG" ;;
+	check | ci) echo "$VM $STOCK $RT $DEBUG $STATIC" ;;
+	*) echo "deps.sh: no target '$1' (run, bench, stress, check, ci)" >&2
+	   return 1 ;;
+	esac
+}
+
+installed() {
+	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'
+}
+
+list=0
+if [ "${1:-}" = --list ]; then list=1; shift; fi
+target=${1:?usage: deps.sh [--list] run|bench|stress|check|ci}
+pkgs=$(pkgs_for "$target" | tr -s ' \n' '\n' | sort -u | tr '\n' ' ')
+pkgs=${pkgs% }
+if [ $list = 1 ]; then echo "$pkgs"; exit 0; fi
+
+missing=""
+for p in $pkgs; do
+	installed "$p" || missing+="${missing:+ }$p"
+done
+[ -n "$missing" ] || exit 0
+
+# One line, whatever stops us: what is missing, why, and the command.
+stop() {
+	echo "deps: make $target needs $missing ($1); install them with: $2 install $missing" >&2
+	exit 1
+}
+command -v apt-get >/dev/null && command -v dpkg-query >/dev/null ||
+	stop "no apt here: Debian 12 packages" "apt-get"
+[ "$(id -u)" = 0 ] || stop "not installed, and not root to install them" "sudo apt-get"
+echo "deps: make $target: installing $missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt="apt-get -q -o DPkg::Lock::Timeout=600"
+{ $apt update && $apt install -y --no-install-recommends $missing; } >&2 ||
+	stop "apt-get failed, above" "apt-get"
