@@ -8,6 +8,8 @@ KDIR ?= $(firstword $(wildcard /lib/modules/$(KERNELRELEASE)/build) \
 		    $(shell $(VM)/kdir.sh stock))
 DEPMOD ?= depmod
 KSRC = $(shell $(VM)/kernel-source.sh)
+# Installs the Debian packages a target lacks, or names them and stops.
+DEPS := $(CURDIR)/scripts/deps.sh
 OUT := $(CURDIR)/build
 USER_CFLAGS := -static -O2 -Wall -pthread -I$(CURDIR)/include -I$(CURDIR)/include/uapi
 # All C files that are ours (for checkpatch and friends).
@@ -88,13 +90,30 @@ userspace:
 vm-%:
 	$(VM)/run-vm.sh $(subst -, ,$*)
 
-run: vm-stock-run
+run:
+	@$(DEPS) run
+	@$(MAKE) --no-print-directory vm-stock-run
+	@echo
+	@echo 'make run: you saw Debian'"'"'s kernel boot in QEMU, load twheel.ko and twheel-dev.ko,'
+	@echo 'and `twheelctl demo` arm six timers on /dev/twheel (one-shots from 10 ms to 1 s and'
+	@echo 'one firing every 200 ms, 5 times), then read each expiry with epoll: its deadline,'
+	@echo 'how late it fired (never early; within about a tick, 1 ms, when the host is not busy)'
+	@echo 'and how long after that it was read (seen).'
+	@echo 'Console: build/vm/stock-run.log. Next:'
+	@echo '  tools/twheelctl.c              the CLI: arm, cancel, query, list, watch'
+	@echo '  Documentation/twheel-uapi.rst  /dev/twheel: ioctls, read(), epoll'
+	@echo '  Documentation/twheel.rst       the kernel API (twheel.h); examples/ has clients'
+	@echo '  make check                     the whole test suite (README.md)'
 # 10M fuzzed calls and 1M timers take about an hour under TCG.
 stress: export TWHEEL_VM_TIMEOUT ?= 7200
-stress: vm-debug-stress
+stress:
+	@$(DEPS) stress
+	$(MAKE) vm-debug-stress
 # The kernel benchmark holds up to 10M timers at once: give the guest room.
 bench: export TWHEEL_VM_MEM ?= 4096
-bench: vm-stock-bench
+bench:
+	@$(DEPS) bench
+	$(MAKE) vm-stock-bench
 	$(VM)/extract-files $(OUT)/vm/stock-bench.log bench/results
 	python3 bench/report.py -o bench/results $(OUT)/vm/stock-bench.log
 
@@ -128,6 +147,7 @@ sparse: modules-$(SPARSE_KERNEL)
 
 # Everything; keeps going after a red layer, the summary decides.
 check:
+	@$(DEPS) check
 	rm -rf $(OUT)/vm $(OUT)/check
 	$(MAKE) debug-kernel
 	-$(MAKE) vm-debug-check
