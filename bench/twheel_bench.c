@@ -10,24 +10,33 @@
  * bench/report.py turns the lines into bench/results/latest.{json,md}.
  *
  * For each facility - twheel, timer_list, hrtimer, and for the cost runs
- * twheel-abs too - it measures:
+ * twheel-abs too - it measures, @rounds times (9 by default):
  *
  *  cost      ns per arm, modify and cancel with N timers pending, their
- *            random delays spread over an hour; the median of @rounds. The
- *            N background timers are armed first ("fill"); each round then
- *            arms and cancels probe timers and re-arms random pending ones,
- *            so every operation sees N pending. Removing the N at the end
- *            is reported too ("drain"). The facilities use the same
- *            delays, hold their N timers at the same time and take turns
- *            within each round.
+ *            random delays spread over an hour. The N background timers
+ *            are armed first ("fill"); each round then arms and cancels
+ *            probe timers and re-arms random pending ones, so every
+ *            operation sees N pending. Removing the N at the end is
+ *            reported too ("drain"). The facilities use the same delays
+ *            and hold their N timers at the same time.
  *  burst     callbacks per second when N timers come due at one instant,
  *            and how late the first one runs
- *  lateness  fire time minus deadline: p50, p99, max and the early fires,
- *            for short (1-50 ms) and long (1-5 s, several levels) delays;
- *            the facilities' timers are armed side by side, same delays
+ *  lateness  fire time minus deadline: percentiles, a histogram and the
+ *            early fires, for short (1-50 ms) and long (1-5 s, several
+ *            levels) delays. Each facility runs alone, in its own phase,
+ *            with the round's delays, so that no callback delays another
+ *            facility's. The fire time is the one the facility has: for
+ *            twheel, twheel_fire_time(), the clock the wheel read once for
+ *            the slot; timer_list and hrtimer have none to give, so their
+ *            callbacks read the clock, each in its own phase.
  *  wakeups   runs of twheel's per-CPU hrtimer per second: idle, one timer an
- *            hour away, and N timers spread over an hour
+ *            hour away, and N timers spread over an hour (measured once)
  *  size      bytes per timer
+ *
+ * Every round of a measurement runs every facility, the order rotating from
+ * round to round, so that a slow stretch of the host (a TCG guest shares
+ * it) falls on all of them alike. Each round prints its own RESULT line,
+ * with "round"; bench/report.py takes the median and the min-max spread.
  *
  * In the cost runs every timer is armed the way its API means "fire in d
  * nanoseconds": twheel_add(d, TWHEEL_REL), hrtimer_start(d,
@@ -68,7 +77,7 @@
 /* Operations between two clock reads and cond_resched() calls. */
 #define CHUNK		1024
 #define MAX_N		8
-#define MAX_ROUNDS	15
+#define MAX_ROUNDS	99
 #define HOUR_NS		(3600ULL * NSEC_PER_SEC)
 
 static char *n_list = "1000,10000,100000,1000000,10000000";
@@ -79,9 +88,9 @@ static char *burst_list = "10000,100000,1000000";
 module_param(burst_list, charp, 0444);
 MODULE_PARM_DESC(burst_list, "Timers due at one instant, comma separated");
 
-static unsigned int rounds = 3;
+static unsigned int rounds = 9;
 module_param(rounds, uint, 0444);
-MODULE_PARM_DESC(rounds, "Rounds per cost measurement; the median is reported");
+MODULE_PARM_DESC(rounds, "Rounds of every measurement, facilities interleaved");
 
 static unsigned int probe_ops = 65536;
 module_param(probe_ops, uint, 0444);
@@ -89,7 +98,7 @@ MODULE_PARM_DESC(probe_ops, "Operations of each kind per round");
 
 static unsigned int lat_n = 1000;
 module_param(lat_n, uint, 0444);
-MODULE_PARM_DESC(lat_n, "Timers per lateness run");
+MODULE_PARM_DESC(lat_n, "Timers per lateness run of one facility");
 
 static unsigned int wake_ms = 2000;
 module_param(wake_ms, uint, 0444);
@@ -141,13 +150,6 @@ static unsigned long tb_jiffies(u64 delay_ns)
 	return usecs_to_jiffies(div_u64(delay_ns, NSEC_PER_USEC));
 }
 
-static int tb_cmp_u64(const void *a, const void *b)
-{
-	u64 x = *(const u64 *)a, y = *(const u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int tb_cmp_s64(const void *a, const void *b)
 {
 	s64 x = *(const s64 *)a, y = *(const s64 *)b;
@@ -195,7 +197,7 @@ static int tb_parse_list(const char *str, unsigned int *out)
  * prints it. Only the init function writes lines, so one buffer does.
  */
 static struct {
-	char	buf[512];
+	char	buf[768];
 	size_t	len;
 } tb_json;
 
@@ -228,6 +230,12 @@ static void tb_ju64(const char *key, u64 val)
 static void tb_js64(const char *key, s64 val)
 {
 	tb_jadd(",\"%s\":%lld", key, val);
+}
+
+/* The line of round @r of a measurement: bench/report.py merges them. */
+static void tb_jround(unsigned int r)
+{
+	tb_ju64("round", r);
 }
 
 /* @tenths / 10 with one decimal. */
@@ -478,27 +486,20 @@ static void tb_cost_free(struct tb_cost *c)
  * @delay:	shared by the facilities, see struct tb_cost
  * @jdelay:	shared
  * @midx:	shared
- * @arm:	per facility and round, tenths of ns per arm
- * @mod:	the same for modify
- * @cancel:	the same for cancel
  * @fill:	per facility, tenths of ns per arm while filling up to N
  * @drain:	per facility, tenths of ns per cancel while draining N
  *
  * All facilities run the same delays and modify picks. Their N timers are
  * pending together, and each round runs every facility, the order rotating
- * from round to round, so that a slow stretch of the host (a TCG guest
- * shares it) falls on all of them alike. twheel-abs runs on twheel's
- * timers, so that the wheel holds N, not 2N: it fills them again after
- * twheel's drain, for its own fill and drain.
+ * from round to round. twheel-abs runs on twheel's timers, so that the
+ * wheel holds N, not 2N: it fills them again after twheel's drain, for its
+ * own fill and drain.
  */
 struct tb_costs {
 	struct tb_cost	c[NR_FAC];
 	u64		*delay;
 	unsigned long	*jdelay;
 	u32		*midx;
-	u64		arm[NR_FAC][MAX_ROUNDS];
-	u64		mod[NR_FAC][MAX_ROUNDS];
-	u64		cancel[NR_FAC][MAX_ROUNDS];
 	u64		fill[NR_FAC];
 	u64		drain[NR_FAC];
 };
@@ -609,10 +610,11 @@ static u64 tb_per_op(u64 ns, u64 ops)
 }
 
 /*
- * One round of one facility: arm and cancel the probes, and modify pending
- * timers, each repeated until about probe_ops operations have been timed.
+ * Round @round of one facility: arm and cancel the probes, and modify
+ * pending timers, each repeated until about probe_ops operations have been
+ * timed; its RESULT line.
  */
-static void tb_cost_round(struct tb_cost *c, u64 *arm, u64 *mod, u64 *cancel)
+static void tb_cost_round(struct tb_cost *c, unsigned int round)
 {
 	u32 reps = DIV_ROUND_UP(probe_ops, c->k), r;
 	u64 a = 0, m = 0, x = 0;
@@ -622,31 +624,25 @@ static void tb_cost_round(struct tb_cost *c, u64 *arm, u64 *mod, u64 *cancel)
 		x += tb_cost_run(c, OP_CANCEL, c->n, c->n + c->k);
 		m += tb_cost_run(c, OP_MOD, 0, c->k);
 	}
-	*arm = tb_per_op(a, (u64)reps * c->k);
-	*mod = tb_per_op(m, (u64)reps * c->k);
-	*cancel = tb_per_op(x, (u64)reps * c->k);
-}
-
-static u64 tb_median(u64 *v, unsigned int n)
-{
-	sort(v, n, sizeof(*v), tb_cmp_u64, NULL);
-	return v[n / 2];
-}
-
-static void tb_cost_report(struct tb_costs *s, enum tb_fac fac)
-{
-	struct tb_cost *c = &s->c[fac];
-
 	tb_jbegin("cost");
-	tb_jstr("fac", fac_name[fac]);
+	tb_jstr("fac", fac_name[c->fac]);
 	tb_ju64("n", c->n);
-	tb_jtenths("arm_ns", tb_median(s->arm[fac], rounds));
-	tb_jtenths("mod_ns", tb_median(s->mod[fac], rounds));
-	tb_jtenths("cancel_ns", tb_median(s->cancel[fac], rounds));
+	tb_jround(round);
+	tb_jtenths("arm_ns", tb_per_op(a, (u64)reps * c->k));
+	tb_jtenths("mod_ns", tb_per_op(m, (u64)reps * c->k));
+	tb_jtenths("cancel_ns", tb_per_op(x, (u64)reps * c->k));
+	tb_ju64("ops", (u64)reps * c->k);
+	tb_jend();
+}
+
+/* Filling and draining N happen once per facility, not per round. */
+static void tb_fill_report(struct tb_costs *s, enum tb_fac fac)
+{
+	tb_jbegin("fill");
+	tb_jstr("fac", fac_name[fac]);
+	tb_ju64("n", s->c[fac].n);
 	tb_jtenths("fill_ns", s->fill[fac]);
 	tb_jtenths("drain_ns", s->drain[fac]);
-	tb_ju64("rounds", rounds);
-	tb_ju64("ops", c->k * DIV_ROUND_UP(probe_ops, c->k));
 	tb_jend();
 }
 
@@ -681,12 +677,9 @@ static void tb_costs_measure(struct tb_costs *s)
 		tb_wakeups("spread_over_hour", s->c[FAC_TWHEEL].n);
 	for (r = 0; r < rounds; r++) {
 		for (i = 0; i < NR_FAC; i++) {
-			fac = (r + i) % NR_FAC;
-			c = &s->c[fac];
+			c = &s->c[(r + i) % NR_FAC];
 			if (c->timers)
-				tb_cost_round(c, &s->arm[fac][r],
-					      &s->mod[fac][r],
-					      &s->cancel[fac][r]);
+				tb_cost_round(c, r);
 		}
 	}
 	for (fac = 0; fac < NR_FAC; fac++) {
@@ -694,7 +687,7 @@ static void tb_costs_measure(struct tb_costs *s)
 			tb_cost_fill(s, fac);
 		tb_cost_drain(s, fac);
 		if (s->c[fac].timers)
-			tb_cost_report(s, fac);
+			tb_fill_report(s, fac);
 	}
 }
 
@@ -716,7 +709,7 @@ static void tb_costs(u32 n)
  * @tl:		the timer, for timer_list
  * @hr:		the timer, for hrtimer
  * @deadline:	when it should fire, CLOCK_MONOTONIC ns
- * @fired:	when its callback ran (lateness runs only), 0 if it did not
+ * @fired:	when it fired (lateness runs only), 0 if it did not
  */
 struct tb_item {
 	union {
@@ -732,7 +725,8 @@ struct tb_item {
  * struct tb_fire_run - the run in progress; one at a time
  * @count:	callbacks run so far
  * @n:		callbacks expected
- * @stamp_all:	record every fire time, not just the first and last
+ * @stamp_all:	record every fire time (lateness), not just when the first
+ *		and the last callback ran (bursts)
  * @done:	set, with @last, by the @n-th callback
  * @first:	time of the first callback
  * @last:	time of the @n-th callback
@@ -748,19 +742,25 @@ static struct tb_fire_run {
 	wait_queue_head_t	wq;
 } tb_run;
 
-static void tb_fire_note(struct tb_item *it)
+/*
+ * A callback of the run. @at is the fire time the facility gave (twheel's,
+ * lateness runs only), 0 for none: the clock is read then, but only when a
+ * time is recorded. A burst times its first and last callback with the
+ * clock: twheel's fire time is when the slot started to run.
+ */
+static void tb_fire_note(struct tb_item *it, u64 at)
 {
 	int count = atomic_inc_return(&tb_run.count);
-	u64 now;
 
 	if (!tb_run.stamp_all && count != 1 && count != tb_run.n)
 		return;
-	now = ktime_get_ns();
-	it->fired = now;
+	if (!at)
+		at = ktime_get_ns();
+	it->fired = at;
 	if (count == 1)
-		tb_run.first = now;
+		tb_run.first = at;
 	if (count == tb_run.n) {
-		tb_run.last = now;
+		tb_run.last = at;
 		/* Publishes @last to tb_fire_wait()'s reader. */
 		smp_store_release(&tb_run.done, true);
 		wake_up(&tb_run.wq);
@@ -769,17 +769,18 @@ static void tb_fire_note(struct tb_item *it)
 
 static void tb_fire_tw(struct twheel_timer *t)
 {
-	tb_fire_note(container_of(t, struct tb_item, tw));
+	tb_fire_note(container_of(t, struct tb_item, tw),
+		     tb_run.stamp_all ? twheel_fire_time(t) : 0);
 }
 
 static void tb_fire_tl(struct timer_list *t)
 {
-	tb_fire_note(container_of(t, struct tb_item, tl));
+	tb_fire_note(container_of(t, struct tb_item, tl), 0);
 }
 
 static enum hrtimer_restart tb_fire_hr(struct hrtimer *t)
 {
-	tb_fire_note(container_of(t, struct tb_item, hr));
+	tb_fire_note(container_of(t, struct tb_item, hr), 0);
 	return HRTIMER_NORESTART;
 }
 
@@ -878,21 +879,46 @@ static bool tb_fire_wait(u64 timeout_ns)
 				  nsecs_to_jiffies(timeout_ns) + 1);
 }
 
-static void tb_lateness_report(enum tb_fac fac, const char *range,
-			       struct tb_item *items, u32 n, s64 *late)
+/*
+ * The lateness histogram: bucket 0 holds fires less than 1 us late (early
+ * ones too), then five buckets a decade, [1 us, 1.585 us), [1.585 us,
+ * 2.512 us), ..., up to the last, from 6.31 s on; bench/report.py knows
+ * the same edges.
+ */
+#define TB_HIST_DECADES	7
+#define TB_HIST		(TB_HIST_DECADES * 5 + 1)
+static const u32 tb_hist_mant[5] = { 1000, 1585, 2512, 3981, 6310 };
+
+static unsigned int tb_hist_bucket(s64 late)
 {
-	u32 i, fired = 0, early = 0;
+	unsigned int d, m;
+	s64 scale = 1;
+
+	for (d = 0; d < TB_HIST_DECADES; d++, scale *= 10)
+		for (m = 0; m < ARRAY_SIZE(tb_hist_mant); m++)
+			if (late < tb_hist_mant[m] * scale)
+				return d * 5 + m;
+	return TB_HIST - 1;
+}
+
+static void tb_lateness_report(enum tb_fac fac, const char *range,
+			       unsigned int round, struct tb_item *items,
+			       u32 n, s64 *late)
+{
+	u32 i, fired = 0, early = 0, hist[TB_HIST] = {};
 
 	for (i = 0; i < n; i++) {
 		if (!items[i].fired)
 			continue;
 		late[fired] = items[i].fired - items[i].deadline;
 		early += late[fired] < 0;
+		hist[tb_hist_bucket(late[fired])]++;
 		fired++;
 	}
 	tb_jbegin("lateness");
 	tb_jstr("fac", fac_name[fac]);
 	tb_jstr("range", range);
+	tb_jround(round);
 	tb_ju64("n", n);
 	tb_ju64("fired", fired);
 	if (fired) {
@@ -902,58 +928,64 @@ static void tb_lateness_report(enum tb_fac fac, const char *range,
 		tb_js64("p50_ns", tb_pct(late, fired, 50));
 		tb_js64("p99_ns", tb_pct(late, fired, 99));
 		tb_js64("max_ns", late[fired - 1]);
+		tb_jadd(",\"hist\":[");
+		for (i = 0; i < TB_HIST; i++)
+			tb_jadd("%s%u", i ? "," : "", hist[i]);
+		tb_jadd("]");
 	}
 	tb_jend();
 }
 
-/*
- * @n timers of each facility with delays in [@lo, @hi), the same delays for
- * all, armed side by side so that they see the same host; report fire time
- * minus deadline.
- */
-static int tb_lateness(const char *range, u64 lo, u64 hi, u32 n)
+/* One facility alone: @n timers with the delays @delay, then the report. */
+static int tb_lateness_phase(enum tb_fac fac, const char *range,
+			     unsigned int round, const u64 *delay, u64 hi,
+			     u32 n, s64 *late)
 {
-	s64 *late = vmalloc(array_size(n, sizeof(*late)));
-	struct tb_item *items[NR_FIRE_FAC] = {};
-	enum tb_fac fac;
-	int ret = -ENOMEM;
-	u32 i, f;
+	struct tb_item *items = tb_items_alloc(fac, n);
+	u32 i;
 
-	for (fac = 0; fac < NR_FIRE_FAC; fac++) {
-		items[fac] = tb_items_alloc(fac, n);
-		if (!items[fac])
-			goto out_free;
-	}
-	if (!late)
-		goto out_free;
-	tb_run_reset(n * NR_FIRE_FAC, true);
+	if (!items)
+		return -ENOMEM;
+	tb_run_reset(n, true);
 	for (i = 0; i < n; i++) {
-		u64 d = tb_delay(lo, hi);
-
-		for (f = 0; f < NR_FIRE_FAC; f++) {
-			struct tb_item *it = items[(i + f) % NR_FIRE_FAC] + i;
-
-			it->deadline = ktime_get_ns() + d;
-			tb_item_arm((i + f) % NR_FIRE_FAC, it, jiffies + tb_jiffies(d));
-		}
+		items[i].deadline = ktime_get_ns() + delay[i];
+		tb_item_arm(fac, items + i, jiffies + tb_jiffies(delay[i]));
 	}
 	tb_fire_wait(hi + hi / 4 + 2 * NSEC_PER_SEC);
+	tb_items_stop(fac, items, n);
+	tb_lateness_report(fac, range, round, items, n, late);
+	vfree(items);
+	return 0;
+}
+
+/*
+ * Round @round of a lateness run: @n delays in [@lo, @hi), then each
+ * facility alone with them, in turn, the order rotating with @round.
+ */
+static int tb_lateness(const char *range, u64 lo, u64 hi, u32 n,
+		       unsigned int round)
+{
+	u64 *delay = vmalloc(array_size(n, sizeof(*delay)));
+	s64 *late = vmalloc(array_size(n, sizeof(*late)));
+	unsigned int i;
+	int ret = -ENOMEM;
+
+	if (!delay || !late)
+		goto out_free;
+	for (i = 0; i < n; i++)
+		delay[i] = tb_delay(lo, hi);
 	ret = 0;
+	for (i = 0; i < NR_FIRE_FAC && !ret; i++)
+		ret = tb_lateness_phase((round + i) % NR_FIRE_FAC, range,
+					round, delay, hi, n, late);
 out_free:
-	for (fac = 0; fac < NR_FIRE_FAC; fac++) {
-		if (!items[fac])
-			continue;
-		tb_items_stop(fac, items[fac], n);
-		if (!ret)
-			tb_lateness_report(fac, range, items[fac], n, late);
-		vfree(items[fac]);
-	}
 	vfree(late);
+	vfree(delay);
 	return ret;
 }
 
-static void tb_burst_report(enum tb_fac fac, u32 n, u64 deadline, u64 armed,
-			    bool all)
+static void tb_burst_report(enum tb_fac fac, u32 n, unsigned int round,
+			    u64 deadline, u64 armed, bool all)
 {
 	u64 span = all ? tb_run.last - tb_run.first : 0;
 	u64 rate = span ? div64_u64((u64)(n - 1) * NSEC_PER_SEC, span) : 0;
@@ -961,6 +993,7 @@ static void tb_burst_report(enum tb_fac fac, u32 n, u64 deadline, u64 armed,
 	tb_jbegin("burst");
 	tb_jstr("fac", fac_name[fac]);
 	tb_ju64("n", n);
+	tb_jround(round);
 	tb_ju64("fired", atomic_read(&tb_run.count));
 	tb_ju64("per_s", rate);
 	tb_ju64("span_ns", span);
@@ -972,7 +1005,7 @@ static void tb_burst_report(enum tb_fac fac, u32 n, u64 deadline, u64 armed,
 }
 
 /* @n timers due at one instant, far enough ahead to arm them all first. */
-static int tb_burst(enum tb_fac fac, u32 n)
+static int tb_burst(enum tb_fac fac, u32 n, unsigned int round)
 {
 	struct tb_item *items = tb_items_alloc(fac, n);
 	u64 now, deadline, armed;
@@ -995,7 +1028,7 @@ static int tb_burst(enum tb_fac fac, u32 n)
 	armed = ktime_get_ns();
 	all = tb_fire_wait(deadline - armed + 30 * NSEC_PER_SEC);
 	tb_items_stop(fac, items, n);
-	tb_burst_report(fac, n, deadline, armed, all);
+	tb_burst_report(fac, n, round, deadline, armed, all);
 	vfree(items);
 	return 0;
 }
@@ -1049,21 +1082,28 @@ static int tb_all_costs(void)
 	return 0;
 }
 
+/*
+ * Round by round, so that each round's lateness runs and bursts see the
+ * same stretch of the host; the facilities take turns within each.
+ */
 static int tb_all_fires(void)
 {
-	unsigned int ns[MAX_N], i;
-	enum tb_fac fac;
+	unsigned int ns[MAX_N], r, i, f;
 	int count, ret = 0;
 
-	ret = tb_lateness("short", NSEC_PER_MSEC, 50 * NSEC_PER_MSEC, lat_n);
-	if (!ret)
-		ret = tb_lateness("long", NSEC_PER_SEC, 5 * NSEC_PER_SEC, lat_n);
 	count = tb_parse_list(burst_list, ns);
 	if (count < 0)
 		return count;
-	for (i = 0; i < count && !ret; i++)
-		for (fac = 0; fac < NR_FIRE_FAC && !ret; fac++)
-			ret = tb_burst(fac, ns[i]);
+	for (r = 0; r < rounds && !ret; r++) {
+		ret = tb_lateness("short", NSEC_PER_MSEC, 50 * NSEC_PER_MSEC,
+				  lat_n, r);
+		if (!ret)
+			ret = tb_lateness("long", NSEC_PER_SEC,
+					  5 * NSEC_PER_SEC, lat_n, r);
+		for (i = 0; i < count && !ret; i++)
+			for (f = 0; f < NR_FIRE_FAC && !ret; f++)
+				ret = tb_burst((r + f) % NR_FIRE_FAC, ns[i], r);
+	}
 	return ret;
 }
 
