@@ -21,8 +21,10 @@
  * Delays are random within 1 s..1 h for the arming runs, so nothing fires
  * while memory is measured.
  *
- * Every measurement runs -r times, the facilities taking turns, so that a
- * busy stretch of the host hits them alike; report.py takes the medians.
+ * Every measurement runs -r times (9 by default), the facilities taking
+ * turns in an order that rotates from round to round, so that a busy
+ * stretch of the host hits them alike; report.py takes the medians and
+ * their min-max spread.
  *
  * Usage: ubench [-n N[,N...]] [-p POSIX_CAP_SECONDS] [-r ROUNDS]
  */
@@ -52,7 +54,7 @@
 #define HOUR_NS		(3600 * NSEC_PER_SEC)
 
 static unsigned int posix_cap_s = 20;
-static unsigned int rounds = 3;
+static unsigned int rounds = 9;
 
 static __u64 now_ns(void)
 {
@@ -554,9 +556,28 @@ static int parse_list(char *s, unsigned int *out)
 	return n;
 }
 
+/* Arming run @which of the 4; main() rotates their order by round. */
+static void arm_one(unsigned int which, unsigned int n)
+{
+	switch (which) {
+	case 0:
+		arm_timerfd(n);
+		break;
+	case 1:
+		arm_posix(n);
+		break;
+	case 2:
+		arm_twheel(n, 0);
+		break;
+	default:
+		arm_twheel(n, BATCH);
+		break;
+	}
+}
+
 int main(int argc, char **argv)
 {
-	unsigned int ns[MAX_N] = { 10000, 100000 }, max = 0;
+	unsigned int ns[MAX_N] = { 10000, 100000 }, max = 0, f;
 	int count = 2, opt, i;
 
 	while ((opt = getopt(argc, argv, "n:p:r:")) != -1) {
@@ -575,12 +596,15 @@ int main(int argc, char **argv)
 	env();
 	for (i = 0; i < count; i++) {
 		for (cur_round = 0; cur_round < rounds; cur_round++) {
-			arm_timerfd(ns[i]);
-			arm_posix(ns[i]);
-			arm_twheel(ns[i], 0);
-			arm_twheel(ns[i], BATCH);
-			deliver_epoll(ns[i]);
-			deliver_twheel(ns[i]);
+			for (f = 0; f < 4; f++)
+				arm_one((cur_round + f) % 4, ns[i]);
+			if (cur_round % 2) {
+				deliver_twheel(ns[i]);
+				deliver_epoll(ns[i]);
+			} else {
+				deliver_epoll(ns[i]);
+				deliver_twheel(ns[i]);
+			}
 		}
 	}
 	return 0;
