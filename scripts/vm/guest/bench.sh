@@ -1,18 +1,31 @@
 # SPDX-License-Identifier: GPL-2.0
 # mode=bench: run the benchmarks; result files go to the host between
 # BEGIN/END markers (emit_file) and land in bench/results/.
+# TWHEEL_BENCH (twheel_bench.ko's parameters) and TWHEEL_UBENCH (ubench's
+# options) come from the kernel command line, e.g. from the host:
+#   make bench TWHEEL_GUEST_ENV='TWHEEL_BENCH="rounds=3 n_list=1000"'
 . /tests/lib.sh
+
+# The guest's clocksource and command line, for the report's env record.
+guest_env() {
+	local cs
+	cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)
+	echo "RESULT {\"kind\":\"guest\",\"clocksource\":\"$cs\",\"cmdline\":\"$(sed 's/"//g' /proc/cmdline)\"}"
+}
 
 bench_kernel() {
 	have twheel_bench || { echo "no twheel_bench.ko"; return 0; }
-	load twheel_bench || return 1
-	dmesg -c >/tmp/kbench.txt; cat /tmp/kbench.txt
+	dmesg -c >/dev/null
+	load twheel_bench "${TWHEEL_BENCH:-}" || return 1
+	{ guest_env; dmesg -c; } >/tmp/kbench.txt
+	cat /tmp/kbench.txt
 	emit_file /tmp/kbench.txt
 }
 
 bench_user() {
 	command -v ubench >/dev/null || { echo "no ubench binary"; return 0; }
-	ubench >/tmp/ubench.txt || return 1
+	# shellcheck disable=SC2086 # options, split on purpose
+	ubench ${TWHEEL_UBENCH:-} >/tmp/ubench.txt || return 1
 	cat /tmp/ubench.txt; emit_file /tmp/ubench.txt
 }
 
