@@ -6,9 +6,16 @@ Reads the 'RESULT {json}' lines of twheel_bench.ko (kernel log) and of
 ubench (userspace) from LOG files - the VM console log or the files the rig
 extracts from it - and writes DIR/latest.json (every result, the targets and
 their verdicts), DIR/latest.md (one table: a column per facility, a goal and
-a verdict for each target of issue 5), DIR/cost.dat and, with gnuplot,
-DIR/cost.png (bench/plot.gp). A missing result is reported as such; no
-target is ever waived.
+a verdict for each target of issue 5), DIR/cost.dat, DIR/lateness.dat and,
+with gnuplot, DIR/cost.png and DIR/lateness.png (bench/plot.gp). A missing
+result is reported as such; no target is ever waived.
+
+A measurement made in rounds (its lines carry "round") is reported as the
+median over the rounds with its min-max spread: in the JSON each measured
+number becomes {"median", "min", "max", "rounds"}; in the table "median
+[min, max]". Ratios and differences between facilities are taken round by
+round (they ran in the same round, side by side), then summarized alike.
+Lateness histograms are summed over the rounds.
 
 The environment line carries the host's load average, which the guest
 cannot see: the one at report time, or --host-load as measured around the
@@ -37,26 +44,52 @@ COLS = ('twheel', 'twheel-abs', 'timer_list', 'hrtimer', 'timerfd',
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def median(vals):
+    vals = sorted(vals)
+    n = len(vals)
+    return vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
+
+
+def stat(vals):
+    """The summary of one number measured in rounds."""
+    vals = [v for v in vals if v is not None]
+    if not vals:
+        return None
+    return {'median': median(vals), 'min': min(vals), 'max': max(vals),
+            'rounds': len(vals)}
+
+
+def is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def merge(rounds):
-    """One result from the rounds of a measurement: numeric fields are the
-    median over the rounds, the others the last round's."""
+    """One result from the rounds of a measurement: each number becomes its
+    stat() over the rounds, a list (a histogram) the sum, a flag true only
+    if true in every round, anything else the last round's. The rounds'
+    own records stay in '_rounds', by round, for paired ratios."""
     out = dict(rounds[-1])
-    for k, v in out.items():
-        vals = sorted(r[k] for r in rounds if isinstance(r.get(k), (int, float))
-                      and not isinstance(r.get(k), bool))
-        if len(rounds) > 1 and vals and k not in KEY:
-            out[k] = vals[(len(vals) - 1) // 2] if len(vals) % 2 else \
-                (vals[len(vals) // 2 - 1] + vals[len(vals) // 2]) / 2
     out.pop('round', None)
-    if len(rounds) > 1:
-        out['rounds'] = len(rounds)
+    for k, v in out.items():
+        if k in KEY:
+            continue
+        if is_num(v):
+            out[k] = stat([r.get(k) for r in rounds if is_num(r.get(k))])
+        elif isinstance(v, list):
+            out[k] = [sum(x) for x in zip(*(r[k] for r in rounds
+                                             if isinstance(r.get(k), list)))]
+        elif isinstance(v, bool):
+            out[k] = all(r.get(k) for r in rounds)
+    out['rounds'] = len(rounds)
+    out['_rounds'] = {r['round']: r for r in rounds}
     return out
 
 
 def parse(paths):
     """RESULT lines by measurement; the same line seen twice (the console
-    log repeats the guest's files) counts once."""
-    found = {}
+    log repeats the guest's files) counts once. Lines with a "round" are
+    merged into one result per measurement."""
+    found, once = {}, {}
     for path in paths:
         with open(path, errors='replace') as f:
             for line in f:
@@ -70,8 +103,12 @@ def parse(paths):
                           file=sys.stderr)
                     continue
                 key = tuple(r.get(k) for k in KEY)
-                found.setdefault(key, {})[r.get('round', 0)] = r
-    return [merge([v[i] for i in sorted(v)]) for v in found.values()]
+                if 'round' in r:
+                    found.setdefault(key, {})[r['round']] = r
+                else:
+                    once[key] = r
+    return list(once.values()) + \
+        [merge([v[i] for i in sorted(v)]) for v in found.values()]
 
 
 class Results:
@@ -88,9 +125,35 @@ class Results:
         return sorted({r['n'] for r in self.all if r['kind'] == kind and
                        (fac is None or r.get('fac') == fac)})
 
-    def val(self, kind, field, **match):
+    def stat(self, kind, field, **match):
+        """The field as a stat() (a single measurement: rounds 1)."""
         r = self.get(kind, **match)
-        return None if r is None else r.get(field)
+        v = None if r is None else r.get(field)
+        return stat([v]) if is_num(v) else v
+
+    def val(self, kind, field, **match):
+        """The field's median, or its value."""
+        v = self.stat(kind, field, **match)
+        return v['median'] if isinstance(v, dict) else v
+
+    def by_round(self, kind, fn, **match):
+        """fn(record) for each round of a measurement, by round."""
+        r = self.get(kind, **match)
+        if r is None:
+            return {}
+        rounds = r.get('_rounds') or {0: r}
+        return {i: fn(x) for i, x in rounds.items()}
+
+    def paired(self, fn, a, b):
+        """stat() of fn(a's round, b's round) over the rounds both ran:
+        a and b are (kind, field or function, match) triples."""
+        def get(spec):
+            kind, field, match = spec
+            f = field if callable(field) else (lambda x: x.get(field))
+            return self.by_round(kind, f, **match)
+        ra, rb = get(a), get(b)
+        return stat([fn(ra[i], rb[i]) for i in sorted(set(ra) & set(rb))
+                     if ra[i] is not None and rb[i] is not None])
 
 
 # ---- number formatting ----
@@ -137,6 +200,27 @@ def f_ratio(v):
     return '-' if v is None else f'{v:.2f}x'
 
 
+def spread(fmt, st):
+    """A stat() as 'median [min, max]', the min and max in the median's
+    unit when they share it; a plain value as itself."""
+    if st is None:
+        return '-'
+    if not isinstance(st, dict):
+        return fmt(st)
+    med = fmt(st['median'])
+    if st['rounds'] < 2:
+        return med
+    lo, hi = fmt(st['min']), fmt(st['max'])
+    unit = med.rsplit(' ', 1)[1] if ' ' in med else None
+    if unit and lo.endswith(' ' + unit) and hi.endswith(' ' + unit):
+        lo, hi = lo[:-len(unit) - 1], hi[:-len(unit) - 1]
+    return f'{med} [{lo}, {hi}]'
+
+
+def med(st):
+    return st['median'] if isinstance(st, dict) else st
+
+
 # ---- the table ----
 
 class Table:
@@ -149,7 +233,8 @@ class Table:
                           verdict))
 
     def target(self, metric, cells, goal, value, ok, note=''):
-        """A target row; ok is None when a result is missing."""
+        """A target row; ok is None when a result is missing. value is a
+        stat() or a plain value; the verdict is on its median."""
         verdict = 'no data' if ok is None else 'met' if ok else 'MISSED'
         self.targets.append({'target': metric, 'goal': goal, 'value': value,
                              'verdict': verdict, 'note': note})
@@ -176,7 +261,7 @@ def add_costs(t, res):
         for op, name in (('arm', 'arm'), ('mod', 'modify'),
                          ('cancel', 'cancel')):
             t.row(f'{name}, {f_n(n)} pending (ns/op)',
-                  {f: f_ns(res.val('cost', op + '_ns', fac=f, n=n))
+                  {f: spread(f_ns, res.stat('cost', op + '_ns', fac=f, n=n))
                    for f in KFACS})
     for r in res.all:
         if r['kind'] == 'skip' and r.get('what') == 'cost':
@@ -186,52 +271,82 @@ def add_costs(t, res):
             t.row(f'{r.get("what")}: skipped ({r.get("why")})', {})
 
 
-def arm_cancel(res, fac, n):
-    a = res.val('cost', 'arm_ns', fac=fac, n=n)
-    c = res.val('cost', 'cancel_ns', fac=fac, n=n)
+def arm_cancel(r):
+    a, c = r.get('arm_ns'), r.get('cancel_ns')
     return None if a is None or c is None else a + c
 
 
 def add_cost_targets(t, res):
     """The arm+cancel targets, for twheel armed with relative and with
-    absolute deadlines alike, each with its own verdict."""
+    absolute deadlines alike, each with its own verdict; the ratio is taken
+    round by round."""
     ns = res.ns('cost', 'twheel')
     n = 1000000 if 1000000 in ns else (ns[-1] if ns else 1000000)
-    cells = {f: f_ns(arm_cancel(res, f, n)) for f in KFACS}
+    cells = {f: spread(f_ns, stat(list(res.by_round('cost', arm_cancel,
+                                                    fac=f, n=n).values())))
+             for f in KFACS}
     for other, limit in (('timer_list', 1.0), ('hrtimer', 0.3)):
         for fac, how in (('twheel', 'relative'), ('twheel-abs', 'absolute')):
-            r = ratio(arm_cancel(res, fac, n), arm_cancel(res, other, n))
+            r = res.paired(ratio, ('cost', arm_cancel, {'fac': fac, 'n': n}),
+                           ('cost', arm_cancel, {'fac': other, 'n': n}))
             t.target(f'arm+cancel, {f_n(n)} pending: twheel ({how}) / '
-                     f'{other} = {f_ratio(r)}',
+                     f'{other} = {spread(f_ratio, r)}',
                      cells, f'<= {limit}x {other}', r,
-                     None if r is None else r <= limit)
+                     None if r is None else med(r) <= limit)
 
 
 def add_bursts(t, res):
     for n in res.ns('burst'):
         t.row(f'burst of {f_n(n)} due at once: callbacks/s',
-              {f: f_rate(res.val('burst', 'per_s', fac=f, n=n)) for f in FIRE_FACS})
-        t.row(f'burst of {f_n(n)}: first callback late by',
-              {f: f_time(res.val('burst', 'first_late_ns', fac=f, n=n))
+              {f: spread(f_rate, res.stat('burst', 'per_s', fac=f, n=n))
                for f in FIRE_FACS})
+        t.row(f'burst of {f_n(n)}: first callback late by',
+              {f: spread(f_time, res.stat('burst', 'first_late_ns', fac=f, n=n))
+               for f in FIRE_FACS})
+        late = [f for f in FIRE_FACS
+                if res.get('burst', fac=f, n=n) and
+                not res.val('burst', 'armed_in_time', fac=f, n=n)]
+        if late:
+            t.row(f'(burst of {f_n(n)}: armed after the deadline in some '
+                  f'round: {", ".join(late)})', {})
+
+
+def minus(a, b):
+    return a - b
 
 
 def add_lateness(t, res, tick):
     for rng, desc in (('short', '1-50 ms'), ('long', '1-5 s')):
-        for fld, name in (('p50_ns', 'p50'), ('max_ns', 'max')):
-            t.row(f'lateness {desc}: {name}',
-                  {f: f_time(res.val('lateness', fld, fac=f, range=rng))
-                   for f in FIRE_FACS})
-        cells = {f: f_time(res.val('lateness', 'p99_ns', fac=f, range=rng))
-                 for f in FIRE_FACS}
-        p99 = res.val('lateness', 'p99_ns', fac='twheel', range=rng)
-        t.target(f'lateness {desc}: p99', cells, f'twheel <= 1 tick ({f_time(tick)})',
-                 p99, None if p99 is None or tick is None else p99 <= tick)
-        cells = {f: str(res.val('lateness', 'early', fac=f, range=rng))
-                 for f in FIRE_FACS}
-        early = res.val('lateness', 'early', fac='twheel', range=rng)
-        t.target(f'lateness {desc}: early fires (of {res.val("lateness", "n", fac="twheel", range=rng)})',
-                 cells, 'twheel 0', early, None if early is None else early == 0)
+        for fld, name in (('p50_ns', 'p50'), ('p99_ns', 'p99'),
+                          ('max_ns', 'max')):
+            cells = {f: spread(f_time, res.stat('lateness', fld, fac=f,
+                                                range=rng))
+                     for f in FIRE_FACS}
+            if fld != 'p99_ns':
+                t.row(f'lateness {desc}: {name}', cells)
+                continue
+            p99 = res.stat('lateness', 'p99_ns', fac='twheel', range=rng)
+            t.target(f'lateness {desc}: p99', cells,
+                     f'twheel <= 1 tick ({f_time(tick)})', p99,
+                     None if p99 is None or tick is None else med(p99) <= tick)
+        for fld, name in (('p50_ns', 'p50'), ('p99_ns', 'p99')):
+            d = res.paired(minus, ('lateness', fld, {'fac': 'twheel', 'range': rng}),
+                           ('lateness', fld, {'fac': 'hrtimer', 'range': rng}))
+            res.all.append({'kind': 'lateness_vs_hrtimer', 'range': rng,
+                            'field': fld, 'twheel_minus_hrtimer_ns': d})
+            t.row(f'lateness {desc}: twheel {name} minus hrtimer {name}, '
+                  'same round', {'twheel': spread(f_time, d)})
+        early, total = {}, {}
+        for f in FIRE_FACS:
+            rounds = res.by_round('lateness', lambda r: (r.get('early'), r.get('n')),
+                                  fac=f, range=rng).values()
+            early[f] = sum(e or 0 for e, _ in rounds) if rounds else None
+            total[f] = sum(n or 0 for _, n in rounds)
+        t.target(f'lateness {desc}: early fires (of {total["twheel"]}: '
+                 f'{res.val("lateness", "n", fac="twheel", range=rng)} a round)',
+                 {f: str(early[f]) for f in FIRE_FACS}, 'twheel 0',
+                 early['twheel'], None if early['twheel'] is None
+                 else early['twheel'] == 0)
 
 
 def add_wakeups(t, res):
@@ -243,7 +358,7 @@ def add_wakeups(t, res):
     for r in sorted((r for r in res.all if r['kind'] == 'wakeups' and
                      r['case'] == 'spread_over_hour'), key=lambda r: r['n']):
         t.row(f'wheel wakeups/s, {f_n(r["n"])} timers over an hour',
-              {'twheel': f'{r["per_s"]:g}'})
+              {'twheel': f'{med(r["per_s"]):g}'})
 
 
 def add_sizes(t, res):
@@ -259,59 +374,65 @@ def largest(res, kind, fac):
 def add_user(t, res):
     ufac = {'timerfd': 'timerfd', 'POSIX timer': 'posix'}
     for n in res.ns('uarm'):
-        cells = {c: f_rate(res.val('uarm', 'per_s', fac=f, n=n))
+        cells = {c: spread(f_rate, res.stat('uarm', 'per_s', fac=f, n=n))
                  for c, f in ufac.items()}
         cells['twheel'] = ' / '.join(
-            f_rate(res.val('uarm', 'per_s', fac=f, n=n))
+            spread(f_rate, res.stat('uarm', 'per_s', fac=f, n=n))
             for f in ('twheel_ioctl', 'twheel_batch'))
         t.row(f'userspace arms/s, {f_n(n)} timers (twheel: single / batch)', cells)
     for n in res.ns('uarm'):
-        posix = res.get('uarm', fac='posix', n=n)
-        if posix and posix.get('armed', n) < n:
-            t.row(f'(POSIX at {f_n(n)}: capped after {posix["armed"]} timers)', {})
+        armed = res.val('uarm', 'armed', fac='posix', n=n)
+        if armed is not None and armed < n:
+            t.row(f'(POSIX at {f_n(n)}: capped after {armed:.0f} timers)', {})
     n = largest(res, 'uarm', 'timerfd')
-    tw = res.val('uarm', 'per_s', fac='twheel_batch', n=n)
-    tfd = res.val('uarm', 'per_s', fac='timerfd', n=n)
-    r = ratio(tw, tfd)
-    t.target(f'batch arm, {f_n(n or 0)}: twheel batch / timerfd = {f_ratio(r)}',
-             {'twheel': f_rate(tw), 'timerfd': f_rate(tfd)}, '>= 10x timerfd',
-             r, None if r is None else r >= 10, f_ratio(r))
+    r = res.paired(ratio, ('uarm', 'per_s', {'fac': 'twheel_batch', 'n': n}),
+                   ('uarm', 'per_s', {'fac': 'timerfd', 'n': n}))
+    t.target(f'batch arm, {f_n(n or 0)}: twheel batch / timerfd = {spread(f_ratio, r)}',
+             {'twheel': spread(f_rate, res.stat('uarm', 'per_s', fac='twheel_batch', n=n)),
+              'timerfd': spread(f_rate, res.stat('uarm', 'per_s', fac='timerfd', n=n))},
+             '>= 10x timerfd', r, None if r is None else med(r) >= 10)
 
 
 def add_delivery(t, res):
     for n in res.ns('udeliver'):
         t.row(f'delivery, {f_n(n)} due at once: events/s (twheel read, epoll+timerfd)',
-              {'twheel': f_rate(res.val('udeliver', 'per_s', fac='twheel_read', n=n)),
-               'timerfd': f_rate(res.val('udeliver', 'per_s', fac='epoll_timerfd', n=n))})
+              {'twheel': spread(f_rate, res.stat('udeliver', 'per_s', fac='twheel_read', n=n)),
+               'timerfd': spread(f_rate, res.stat('udeliver', 'per_s', fac='epoll_timerfd', n=n))})
         t.row(f'delivery, {f_n(n)}: first event late by',
-              {'twheel': f_time(res.val('udeliver', 'first_late_ns', fac='twheel_read', n=n)),
-               'timerfd': f_time(res.val('udeliver', 'first_late_ns', fac='epoll_timerfd', n=n))})
+              {'twheel': spread(f_time, res.stat('udeliver', 'first_late_ns',
+                                                 fac='twheel_read', n=n)),
+               'timerfd': spread(f_time, res.stat('udeliver', 'first_late_ns',
+                                                  fac='epoll_timerfd', n=n))})
     n = largest(res, 'udeliver', 'epoll_timerfd')
-    tw = res.val('udeliver', 'per_s', fac='twheel_read', n=n)
-    ep = res.val('udeliver', 'per_s', fac='epoll_timerfd', n=n)
-    r = ratio(tw, ep)
-    t.target(f'delivery, {f_n(n or 0)}: twheel / epoll+timerfd = {f_ratio(r)}',
-             {'twheel': f_rate(tw), 'timerfd': f_rate(ep)}, '>= 5x epoll+timerfd',
-             r, None if r is None else r >= 5, f_ratio(r))
+    r = res.paired(ratio, ('udeliver', 'per_s', {'fac': 'twheel_read', 'n': n}),
+                   ('udeliver', 'per_s', {'fac': 'epoll_timerfd', 'n': n}))
+    t.target(f'delivery, {f_n(n or 0)}: twheel / epoll+timerfd = {spread(f_ratio, r)}',
+             {'twheel': spread(f_rate, res.stat('udeliver', 'per_s', fac='twheel_read', n=n)),
+              'timerfd': spread(f_rate, res.stat('udeliver', 'per_s', fac='epoll_timerfd', n=n))},
+             '>= 5x epoll+timerfd', r, None if r is None else med(r) >= 5)
 
 
 def add_memory(t, res):
     for n in res.ns('uarm'):
-        cells = {c: f_bytes(res.val('uarm', 'mem_b', fac=f, n=n))
+        cells = {c: spread(f_bytes, res.stat('uarm', 'mem_b', fac=f, n=n))
                  for c, f in (('timerfd', 'timerfd'), ('POSIX timer', 'posix'))}
-        cells['twheel'] = f_bytes(res.val('uarm', 'mem_b', fac='twheel_batch', n=n))
+        cells['twheel'] = spread(f_bytes, res.stat('uarm', 'mem_b', fac='twheel_batch', n=n))
         t.row(f'kernel memory per userspace timer, {f_n(n)}', cells)
     n = largest(res, 'uarm', 'timerfd')
-    tw = res.val('uarm', 'mem_b', fac='twheel_batch', n=n)
-    tfd = res.val('uarm', 'mem_b', fac='timerfd', n=n)
-    r = ratio(tw, tfd)
-    t.target(f'memory per timer, {f_n(n or 0)}: twheel / timerfd = {f_ratio(r)}',
-             {'twheel': f_bytes(tw), 'timerfd': f_bytes(tfd)}, '<= 0.2x timerfd',
-             r, None if r is None else r <= 0.2, f_ratio(r))
+    r = res.paired(ratio, ('uarm', 'mem_b', {'fac': 'twheel_batch', 'n': n}),
+                   ('uarm', 'mem_b', {'fac': 'timerfd', 'n': n}))
+    t.target(f'memory per timer, {f_n(n or 0)}: twheel / timerfd = {spread(f_ratio, r)}',
+             {'twheel': spread(f_bytes, res.stat('uarm', 'mem_b', fac='twheel_batch', n=n)),
+              'timerfd': spread(f_bytes, res.stat('uarm', 'mem_b', fac='timerfd', n=n))},
+             '<= 0.2x timerfd', r, None if r is None else med(r) <= 0.2)
 
 
 def build_table(res):
     env = res.get('env') or {}
+    # The guest's clocksource: the bench script's record, else ubench's.
+    cs = res.val('guest', 'clocksource') or res.val('uenv', 'clocksource')
+    if env:
+        env['clocksource'] = cs or 'unknown'
     tick = env.get('tick_ns')
     t = Table()
     add_costs(t, res)
@@ -327,20 +448,24 @@ def build_table(res):
 
 
 def env_line(res, env, host_load):
-    uenv = res.get('uenv') or {}
     urounds = max([r.get('rounds', 1) for r in res.all if r['kind'] == 'uarm'] or [0])
-    return (f'Environment: HZ={env.get("hz")}, twheel tick {f_time(env.get("tick_ns"))}, '
-            f'{env.get("cpus")} CPUs, clocksource {uenv.get("clocksource", "?")}, '
-            f'one ktime_get_ns() = {env.get("clock_ns", "?")} ns, '
-            f'medians of {env.get("rounds")} rounds (kernel) and {urounds} rounds (userspace); '
-            f'host load average {host_load}. Absolute times are under QEMU TCG; '
-            'compare ratios within one run.\n\n'
+    return (f'Clocksource **{env.get("clocksource", "unknown")}**; '
+            f'HZ={env.get("hz")}, twheel tick {f_time(env.get("tick_ns"))}, '
+            f'{env.get("cpus")} CPUs, one ktime_get_ns() = {env.get("clock_ns", "?")} ns; '
+            f'{env.get("rounds")} rounds (kernel) and {urounds} rounds (userspace), '
+            'facilities interleaved in each: every cell is the median [min, max] '
+            'over the rounds, and ratios and differences are taken within each '
+            f'round; host load average {host_load}. Absolute times are under QEMU '
+            'TCG: the ratios, not the times, are the result.\n\n'
             'Kernel facilities: in the cost rows, twheel arms and modifies with '
             '`twheel_add/twheel_mod(d, TWHEEL_REL)` (one clocksource read per call), '
             'twheel-abs the same timers with `(now + d, TWHEEL_ABS)`, `now` read once '
             'per 1024 operations inside the timed chunk (as timer_list uses `jiffies + d`); '
             'both cancel alike. The burst and lateness rows arm twheel at absolute '
-            'deadlines, so they have no twheel-abs column.\n')
+            'deadlines, so they have no twheel-abs column. In the lateness rows each '
+            'facility runs alone, in turn, with the same delays; twheel\'s fire time '
+            'is `twheel_fire_time()` (the clock read once per slot), timer_list\'s and '
+            'hrtimer\'s a clock read in the callback.\n')
 
 
 def write_dat(res, path):
@@ -354,14 +479,49 @@ def write_dat(res, path):
                                         for v in vals) + '\n')
 
 
+# twheel_bench.c's lateness histogram: bucket 0 below 1 us, then five a
+# decade with these mantissas (ns), the last bucket open.
+HIST_MANT = (1000, 1585, 2512, 3981, 6310)
+HIST_EDGES = [m * 10 ** d for d in range(7) for m in HIST_MANT]
+
+
+def write_lateness_dat(res, path):
+    """The share of fires at most x late, summed over the rounds: x (us) at
+    each histogram bucket's upper edge, a column per range and facility."""
+    cols = [(rng, f) for rng in ('short', 'long') for f in FIRE_FACS]
+    cdfs = []
+    for rng, f in cols:
+        h = res.val('lateness', 'hist', fac=f, range=rng)
+        if not h or not sum(h):
+            cdfs.append(None)
+            continue
+        acc, out = 0, []
+        for c in h:
+            acc += c
+            out.append(acc / sum(h))
+        cdfs.append(out)
+    uppers = HIST_EDGES + [HIST_EDGES[-1] * 10 // 6.31]
+    with open(path, 'w') as f:
+        f.write('# late_us ' + ' '.join(f'{r}_{fac}' for r, fac in cols) + '\n')
+        for i, up in enumerate(uppers):
+            f.write(f'{up / 1000:g} ' + ' '.join(
+                'NaN' if c is None or i >= len(c) else f'{c[i]:.4f}'
+                for c in cdfs) + '\n')
+
+
 def plot(out):
     gp = shutil.which('gnuplot')
     if not gp:
-        print('report: no gnuplot, no cost.png', file=sys.stderr)
+        print('report: no gnuplot (apt-get install gnuplot-nox), no plots',
+              file=sys.stderr)
         return
     subprocess.run([gp, '-e', f"dir='{out}'", os.path.join(HERE, 'plot.gp')],
                    check=True)
-    print(f'report: wrote {out}/cost.png')
+    print(f'report: wrote {out}/cost.png and {out}/lateness.png')
+
+
+def public(r):
+    return {k: v for k, v in r.items() if not k.startswith('_')}
 
 
 def main():
@@ -383,14 +543,17 @@ def main():
     table, env = build_table(res)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, 'latest.json'), 'w') as f:
-        json.dump({'results': res.all, 'targets': table.targets,
-                   'host_load': host_load}, f, indent=1)
+        json.dump({'results': [public(r) for r in res.all],
+                   'targets': table.targets, 'host_load': host_load}, f,
+                  indent=1)
         f.write('\n')
     md = ('# twheel benchmark\n\n' + env_line(res, env, host_load) + '\n' +
-          table.markdown() + '\n![cost per operation](cost.png)\n')
+          table.markdown() + '\n![cost per operation](cost.png)\n' +
+          '![lateness distributions](lateness.png)\n')
     with open(os.path.join(args.out, 'latest.md'), 'w') as f:
         f.write(md)
     write_dat(res, os.path.join(args.out, 'cost.dat'))
+    write_lateness_dat(res, os.path.join(args.out, 'lateness.dat'))
     print(md)
     if not args.no_plot:
         plot(args.out)
