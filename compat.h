@@ -4,12 +4,19 @@
  *
  * Copyright (C) 2026 The twheel authors
  *
- * twheel is built and tested on Linux 6.1 but written with the names that
- * later kernels use, so that it builds there unchanged. Each guard below
- * maps a newer API onto the one 6.1 has and names the release that brought
- * it; drop a guard once the oldest supported kernel has the new API. Stable
- * 6.1 kernels got some renames backported: those guards test the 6.1.y
- * release that did (from Debian's linux 6.1 changelog).
+ * twheel is built and tested on Linux 6.1 and 6.12 but written with the
+ * names that later kernels use, so that it builds there unchanged. Every
+ * kernel-side file includes this header after its kernel headers. Each
+ * guard below maps a newer API onto what an older kernel has and names the
+ * release that brought it; drop a guard once the oldest supported kernel
+ * has the new API. Stable 6.1 kernels got some renames backported: those
+ * guards test the 6.1.y release that did (from Debian's linux 6.1
+ * changelog).
+ *
+ * Built with TWHEEL_COMPAT_POISON_OLD defined (make compat-new), the old
+ * names that later kernels removed are poisoned for the rest of each file:
+ * our code must use the new ones, which on the kernels we build against
+ * come from here.
  */
 #ifndef _TWHEEL_COMPAT_H
 #define _TWHEEL_COMPAT_H
@@ -46,7 +53,7 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 #endif
 
 /*
- * timer_list, for clients and tests (twheel itself uses none).
+ * timer_list, as the benchmark uses it (twheel itself uses none).
  * 6.2 (6.1.91 in stable): del_timer() and del_timer_sync() are renamed
  * timer_delete() and timer_delete_sync().
  */
@@ -64,10 +71,28 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 #define timer_shutdown_sync(timer)	timer_delete_sync(timer)
 #endif
 
-/* 6.16: from_timer() is renamed timer_container_of(). */
-#ifndef timer_container_of
+/* 6.16: from_timer() is renamed timer_container_of(); defined as there. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 16, 0)
 #define timer_container_of(var, callback_timer, timer_fieldname) \
-	from_timer(var, callback_timer, timer_fieldname)
+	container_of(callback_timer, typeof(*(var)), timer_fieldname)
+#endif
+
+/*
+ * 6.6: KUNIT_CASE_SLOW() marks a case slow (KUnit attributes); before, a
+ * plain case. Only KUnit files expand it, after <kunit/test.h>.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 6, 0)
+#define KUNIT_CASE_SLOW(test_name)	KUNIT_CASE(test_name)
+#endif
+
+/*
+ * The old names of the APIs above, all gone from the newest kernels: with
+ * TWHEEL_COMPAT_POISON_OLD, a use after this point does not compile. The
+ * guards above were defined first, so expanding them is still allowed.
+ */
+#ifdef TWHEEL_COMPAT_POISON_OLD
+#undef from_timer
+#pragma GCC poison del_timer del_timer_sync hrtimer_init from_timer
 #endif
 
 #endif /* _TWHEEL_COMPAT_H */

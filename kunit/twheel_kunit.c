@@ -48,14 +48,10 @@
 #include <linux/slab.h>
 #include <linux/smp.h>
 
+#include "compat.h"
 #include "twheel.h"
 
-MODULE_IMPORT_NS(TWHEEL_KUNIT);
-
-/* KUNIT_CASE_SLOW() (attributes) came after 6.1: plain cases there. */
-#ifndef KUNIT_CASE_SLOW
-#define KUNIT_CASE_SLOW(test_name) KUNIT_CASE(test_name)
-#endif
+MODULE_IMPORT_NS(TWHEEL_KUNIT_NS);
 
 /* The wheel geometry of twheel.c: base-64 digits of the tick number. */
 #define TW_LVL_BITS	6
@@ -509,9 +505,8 @@ static void tw_mon_start_all(struct tw_ctx *ctx)
 		if (!mon)
 			break;
 		mon->start = start;
-		hrtimer_init(&mon->hrtimer, CLOCK_MONOTONIC,
-			     HRTIMER_MODE_ABS_PINNED_SOFT);
-		mon->hrtimer.function = tw_mon_fn;
+		hrtimer_setup(&mon->hrtimer, tw_mon_fn, CLOCK_MONOTONIC,
+			      HRTIMER_MODE_ABS_PINNED_SOFT);
 		ctx->mon[cpu] = mon;
 		smp_call_function_single(cpu, tw_mon_start, mon, 1);
 	}
