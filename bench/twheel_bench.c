@@ -72,6 +72,7 @@
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 
+#include "compat.h"
 #include "twheel.h"
 
 /* Operations between two clock reads and cond_resched() calls. */
@@ -372,7 +373,7 @@ static void tb_ops_tl(struct tb_cost *c, enum tb_op op, u32 lo, u32 hi)
 		break;
 	case OP_CANCEL:
 		for (i = lo; i < hi; i++)
-			del_timer(t + i);
+			timer_delete(t + i);
 		break;
 	}
 }
@@ -438,8 +439,8 @@ static void tb_cost_init_one(struct tb_cost *c, u32 i)
 		break;
 	default:
 		hr = (struct hrtimer *)c->timers + i;
-		hrtimer_init(hr, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
-		hr->function = tb_nop_hr;
+		hrtimer_setup(hr, tb_nop_hr, CLOCK_MONOTONIC,
+			      HRTIMER_MODE_REL_SOFT);
 		break;
 	}
 }
@@ -453,7 +454,7 @@ static void tb_cost_sync_one(struct tb_cost *c, u32 i)
 		twheel_cancel_sync((struct twheel_timer *)c->timers + i);
 		break;
 	case FAC_TIMER_LIST:
-		del_timer_sync((struct timer_list *)c->timers + i);
+		timer_shutdown_sync((struct timer_list *)c->timers + i);
 		break;
 	default:
 		hrtimer_cancel((struct hrtimer *)c->timers + i);
@@ -775,7 +776,9 @@ static void tb_fire_tw(struct twheel_timer *t)
 
 static void tb_fire_tl(struct timer_list *t)
 {
-	tb_fire_note(container_of(t, struct tb_item, tl), 0);
+	struct tb_item *it = timer_container_of(it, t, tl);
+
+	tb_fire_note(it, 0);
 }
 
 static enum hrtimer_restart tb_fire_hr(struct hrtimer *t)
@@ -794,8 +797,8 @@ static void tb_item_init(enum tb_fac fac, struct tb_item *it)
 		timer_setup(&it->tl, tb_fire_tl, 0);
 		break;
 	default:
-		hrtimer_init(&it->hr, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
-		it->hr.function = tb_fire_hr;
+		hrtimer_setup(&it->hr, tb_fire_hr, CLOCK_MONOTONIC,
+			      HRTIMER_MODE_ABS_SOFT);
 		break;
 	}
 }
@@ -825,7 +828,7 @@ static void tb_item_sync(enum tb_fac fac, struct tb_item *it)
 		twheel_cancel_sync(&it->tw);
 		break;
 	case FAC_TIMER_LIST:
-		del_timer_sync(&it->tl);
+		timer_shutdown_sync(&it->tl);
 		break;
 	default:
 		hrtimer_cancel(&it->hr);
