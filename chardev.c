@@ -86,6 +86,7 @@
 
 #include <uapi/linux/twheel.h>
 
+#include "compat.h"
 #include "twheel.h"
 
 static unsigned int max_timers = 1U << 20;
@@ -1189,7 +1190,6 @@ static const struct file_operations twd_fops = {
 	.unlocked_ioctl	= twd_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.show_fdinfo	= twd_show_fdinfo,
-	.llseek		= no_llseek,
 };
 
 static struct miscdevice twd_misc = {
