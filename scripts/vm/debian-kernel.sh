@@ -1,15 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# debian-kernel.sh [stock|rt]: put the vmlinuz of the Debian kernel (stock or
-# PREEMPT_RT) matching the installed linux-headers-{amd64,rt-amd64} into the
-# cache (downloaded, never installed); print its path.
+# debian-kernel.sh [stock|rt|stock612|rt612]: put the vmlinuz of the Debian
+# kernel (6.1 or 6.12, stock or PREEMPT_RT) matching the installed headers
+# metapackage (lib.sh: debian_meta) into the cache (downloaded, never
+# installed); print its path.
 . "$(dirname "$0")/lib.sh"
 kernel=${1:-stock}
-flavour=$(debian_flavour "$kernel")
 abi=$(debian_abi "$kernel")
-[ -n "$abi" ] || die "cannot tell the version of linux-headers-$flavour (apt-get install linux-headers-$flavour)"
-pkg="linux-image-$abi-$flavour"
-# stock keeps its old cache name, stock-ABI.
+meta=$(debian_meta "$kernel")
+[ -n "$abi" ] || die "cannot tell the version of $meta (apt-get install $meta)"
+pkg="linux-image-$(debian_release "$kernel")"
 dst="$CACHE/$kernel-$abi/vmlinuz"
 if [ ! -f "$dst" ]; then
 	tmp=$(mktemp -d "$CACHE/.$kernel.XXXXXX"); chmod 755 "$tmp"

@@ -1,12 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# kdir.sh debug|stock|rt: print the kernel build dir to build modules against.
+# kdir.sh debug|stock|rt|stock612|rt612: print the kernel build dir to build
+# modules against.
 . "$(dirname "$0")/lib.sh"
 case "${1:-}" in
 debug) exec "$VM_DIR/build-kernel.sh" ;;
-stock | rt)
+stock | rt | stock612 | rt612)
 	d=$(debian_kdir "$1")
-	[ -d "$d" ] || die "missing $d (apt-get install linux-headers-$(debian_flavour "$1"))"
+	[ -d "$d" ] || die "missing $d (apt-get install $(debian_meta "$1"))"
 	echo "$d" ;;
-*) die "usage: kdir.sh debug|stock|rt" ;;
+*) die "usage: kdir.sh debug|stock|rt|stock612|rt612" ;;
 esac

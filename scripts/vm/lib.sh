@@ -16,22 +16,30 @@ ksrc_version() {
 	pkg=$(basename "$(ksrc_tarball)" .tar.xz)
 	dpkg-query -W -f='${Version}' "$pkg"
 }
-# Debian's kernels in the rig, by flavour: stock (amd64) and PREEMPT_RT
-# (rt-amd64). The image is the one matching the installed headers
-# metapackage linux-headers-FLAVOUR.
+# Debian's kernels in the rig: stock (amd64) and PREEMPT_RT (rt-amd64) of
+# the default 6.1, and stock612 and rt612, the same flavours of the 6.12 LTS
+# kernel that Debian 12 also ships. Each is the one matching the installed
+# headers metapackage (debian_meta).
 debian_flavour() {
 	case "$1" in
-	stock) echo amd64 ;;
-	rt) echo rt-amd64 ;;
-	*) die "no Debian kernel called '$1' (stock|rt)" ;;
+	stock | stock612) echo amd64 ;;
+	rt | rt612) echo rt-amd64 ;;
+	*) die "no Debian kernel called '$1' (stock|rt|stock612|rt612)" ;;
 	esac
 }
-# ABI name of the Debian kernel KERNEL (stock|rt), e.g. 6.1.0-56.
+# The headers metapackage of KERNEL, e.g. linux-headers-6.12-rt-amd64.
+debian_meta() {
+	case "$1" in
+	*612) echo "linux-headers-6.12-$(debian_flavour "$1")" ;;
+	*) echo "linux-headers-$(debian_flavour "$1")" ;;
+	esac
+}
+# ABI name of the Debian kernel KERNEL, e.g. 6.1.0-56 or 6.12.117+deb12.
 debian_abi() {
 	local f
 	f=$(debian_flavour "$1")
-	dpkg-query -W -f='${Depends}' "linux-headers-$f" 2>/dev/null |
-		sed -n "s/.*linux-headers-\([0-9.]*-[0-9]*\)-$f.*/\1/p"
+	dpkg-query -W -f='${Depends}' "$(debian_meta "$1")" 2>/dev/null |
+		sed -n "s/.*linux-headers-\([0-9][0-9.]*\(-[0-9]*\|+deb[0-9]*\)\)-$f .*/\1/p"
 }
 # Its release (uname -r) and its headers, the KDIR to build modules against.
 debian_release() { echo "$(debian_abi "$1")-$(debian_flavour "$1")"; }
