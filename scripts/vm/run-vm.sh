@@ -1,16 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# run-vm.sh debug|stock|rt MODE: build modules + userspace + initramfs, boot
-# the kernel in qemu (TCG), run /tests/MODE.sh in the guest, and decide.
-# debug: our debug build of linux-source; stock and rt: Debian's kernels
-# (linux-image-amd64 and the PREEMPT_RT linux-image-rt-amd64).
+# run-vm.sh debug|stock|rt|stock612|rt612 MODE: build modules + userspace +
+# initramfs, boot the kernel in qemu (TCG), run /tests/MODE.sh in the guest,
+# and decide.
+# debug: our debug build of linux-source; stock and rt: Debian's 6.1 kernels
+# (linux-image-amd64 and the PREEMPT_RT linux-image-rt-amd64); stock612 and
+# rt612: the same two of Debian 12's 6.12 LTS kernel.
 # Console log: build/vm/KERNEL-MODE.log; verdict: build/vm/KERNEL-MODE.verdict.
 . "$(dirname "$0")/lib.sh"
-kernel=${1:?debug|stock|rt} mode=${2:?check|run|bench|stress}
+begin=$(date +%s)
+kernel=${1:?debug|stock|rt|stock612|rt612} mode=${2:?check|run|bench|stress}
 vm="$TOP/build/vm"; mkdir -p "$vm"
 name="$kernel-$mode" log="$vm/$kernel-$mode.log" verdict="$vm/$kernel-$mode.verdict"
 rm -f "$log" "$verdict"
-red() { echo "red: $*" >"$verdict"; log "$name: RED: $*"; exit 1; }
+took() { echo "$(( $(date +%s) - begin ))s, build and boot"; }
+red() { echo "red: $*" >"$verdict"; log "$name: RED: $* ($(took))"; exit 1; }
 trap '[ -f "$verdict" ] || red "rig failure before boot (see above)"' EXIT
 
 make -C "$TOP" --no-print-directory "modules-$kernel" userspace >&2 || red "build failed"
@@ -46,4 +50,4 @@ if grep -En "$bad" "$log" >"$vm/$name.bad"; then
 fi
 grep -q success "$marker" 2>/dev/null || red "guest did not report success"
 echo green >"$verdict"
-log "$name: GREEN"
+log "$name: GREEN ($(took))"
