@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# deps.sh TARGET: make sure the Debian 12 packages that `make TARGET` needs
-# are installed (TARGET: run, bench, stress, check, ci); install the
+# deps.sh TARGET [KERNEL]: make sure the Debian 12 packages that `make TARGET` needs
+# are installed (TARGET: run, bench, stress, check, ci; KERNEL, for bench:
+# the kernel it boots, stock by default, as BENCH_KERNEL); install the
 # missing ones (apt-get update, then apt-get install) when root with apt,
 # else stop with one line naming them and the command that installs them.
 # deps.sh --list TARGET prints the packages. This file is the one list.
@@ -12,20 +13,36 @@ set -euo pipefail
 # initramfs and QEMU.
 VM="build-essential linux-source-6.1 qemu-system-x86 busybox-static cpio
     gzip file rsync"
-# Debian's kernels: their headers (the images come from apt-get download).
+# Debian's kernels: their headers (the images come from apt-get download),
+# 6.1 and the 6.12 LTS, each stock and PREEMPT_RT (scripts/vm/lib.sh).
 STOCK="linux-headers-amd64"
 RT="linux-headers-rt-amd64"
+STOCK612="linux-headers-6.12-amd64"
+RT612="linux-headers-6.12-rt-amd64"
 # The debug kernel, built from linux-source-6.1.
 DEBUG="flex bison bc libelf-dev libssl-dev dwarves xz-utils perl kmod"
 # The static checks (checkpatch, sparse, docs, packaging) and tap-summary.
 STATIC="sparse python3 python3-docutils perl kmod dkms"
 
+# The packages of one kernel of scripts/vm.
+kernel_pkgs() {
+	case "$1" in
+	stock) echo "$STOCK" ;;
+	rt) echo "$RT" ;;
+	stock612) echo "$STOCK612" ;;
+	rt612) echo "$RT612" ;;
+	debug) echo "$DEBUG" ;;
+	*) echo "deps.sh: no kernel '$1' (stock, rt, stock612, rt612, debug)" >&2
+	   return 1 ;;
+	esac
+}
+
 pkgs_for() {
 	case "$1" in
 	run) echo "$VM $STOCK" ;;
-	bench) echo "$VM $STOCK python3 gnuplot-nox" ;;
+	bench) k=$(kernel_pkgs "${2:-stock}") && echo "$VM $k python3 gnuplot-nox" ;;
 	stress) echo "$VM $DEBUG" ;;
-	check | ci) echo "$VM $STOCK $RT $DEBUG $STATIC" ;;
+	check | ci) echo "$VM $STOCK $RT $STOCK612 $RT612 $DEBUG $STATIC" ;;
 	*) echo "deps.sh: no target '$1' (run, bench, stress, check, ci)" >&2
 	   return 1 ;;
 	esac
@@ -37,8 +54,8 @@ installed() {
 
 list=0
 if [ "${1:-}" = --list ]; then list=1; shift; fi
-target=${1:?usage: deps.sh [--list] run|bench|stress|check|ci}
-pkgs=$(pkgs_for "$target" | tr -s ' \n' '\n' | sort -u | tr '\n' ' ')
+target=${1:?usage: deps.sh [--list] run|bench|stress|check|ci [KERNEL]}
+pkgs=$(pkgs_for "$target" "${2:-}" | tr -s ' \n' '\n' | sort -u | tr '\n' ' ')
 pkgs=${pkgs% }
 if [ $list = 1 ]; then echo "$pkgs"; exit 0; fi
 
