@@ -449,7 +449,8 @@ def build_table(res):
 
 def env_line(res, env, host_load):
     urounds = max([r.get('rounds', 1) for r in res.all if r['kind'] == 'uarm'] or [0])
-    return (f'Clocksource **{env.get("clocksource", "unknown")}**; '
+    return (f'Kernel {env.get("kernel", "?")}; '
+            f'clocksource **{env.get("clocksource", "unknown")}**; '
             f'HZ={env.get("hz")}, twheel tick {f_time(env.get("tick_ns"))}, '
             f'{env.get("cpus")} CPUs, one ktime_get_ns() = {env.get("clock_ns", "?")} ns; '
             f'{env.get("rounds")} rounds (kernel) and {urounds} rounds (userspace), '

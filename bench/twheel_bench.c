@@ -69,6 +69,7 @@
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/timer.h>
+#include <linux/utsname.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 
@@ -1056,6 +1057,7 @@ static void tb_env(void)
 	enum tb_fac fac;
 
 	tb_jbegin("env");
+	tb_jstr("kernel", init_utsname()->release);
 	tb_ju64("tick_ns", twheel_tick_ns());
 	tb_ju64("hz", HZ);
 	tb_ju64("cpu", raw_smp_processor_id());
