@@ -44,7 +44,7 @@ install:
 # the running kernel). DKMS may carry options, e.g. a private --dkmstree.
 DKMS ?= dkms
 DKMS_SRCTREE ?= /usr/src
-DKMS_FILES = dkms.conf Kbuild twheel.c twheel.h twheel_trace.h \
+DKMS_FILES = dkms.conf Kbuild twheel.c twheel.h twheel_trace.h wheel.c wheel.h \
 	     $(wildcard compat.h chardev.c) include/uapi/linux/twheel.h
 DKMS_K = $(if $(DKMS_KERNEL),-k $(DKMS_KERNEL))
 dkms-build:

@@ -339,32 +339,6 @@ static bool twd_pending(struct twheel_timer *wt)
 }
 
 /*
- * twheel counts a periodic timer's fires in callbacks: the deadlines a late
- * fire skips (its overruns) do not use the count up. /dev/twheel counts
- * deadlines, so take the skipped ones off the fires left; when the count
- * runs out among them, stop the timer and deliver its last deadline.
- * Returns the overruns to report and updates *@deadline.
- */
-static u32 twd_count_overruns(struct twd_timer *t, u64 *deadline,
-			      u32 overruns)
-{
-	u32 left = twheel_fires_left(&t->wt);
-
-	lockdep_assert_held(&t->ctx->wqh.lock);
-
-	if (left == TWHEEL_FOREVER)
-		return overruns;
-	if (overruns < left) {
-		twheel_set_period(&t->wt, t->period, left - overruns);
-		return overruns;
-	}
-	/* Cancels the next fire, already queued; the callback is us. */
-	twheel_cancel(&t->wt);
-	*deadline -= (u64)(overruns - left) * t->period;
-	return left;
-}
-
-/*
  * Is the fire being delivered @t's last, i.e. is @t not pending again? Only
  * twheel re-arms a periodic timer, and only MODIFY (under the event lock,
  * held here) may have re-armed a one-shot timer while this fire was on its
@@ -393,9 +367,8 @@ static void twd_timer_fn(struct twheel_timer *wt)
 	u32 overruns = twheel_overruns(wt);
 	u64 now = twheel_fire_time(wt);
 
+	/* twheel counts a periodic timer's deadlines, overruns included. */
 	spin_lock(&ctx->wqh.lock);
-	if (overruns && t->period)
-		overruns = twd_count_overruns(t, &deadline, overruns);
 	ctx->fired++;
 	if (list_empty(&t->ready)) {
 		t->overruns = overruns;
@@ -1203,7 +1176,7 @@ static int __init twd_init(void)
 {
 	int ret;
 
-	static_assert(sizeof(struct twd_timer) <= 144);
+	static_assert(IS_ENABLED(CONFIG_LOCKDEP) || sizeof(struct twd_timer) <= 144);
 	twd_cache = kmem_cache_create("twheel_dev_timer",
 				      sizeof(struct twd_timer), 0,
 				      SLAB_ACCOUNT, NULL);

@@ -40,19 +40,6 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 #endif
 
 /*
- * 6.13: a symbol namespace is a string literal, as in
- * EXPORT_SYMBOL_NS_GPL(sym, "NS") and MODULE_IMPORT_NS("NS"); before, it
- * was a bare token that both macros stringify. Pass TWHEEL_KUNIT_NS (the
- * namespace of the symbols exported for KUnit only) to either macro, on
- * either kind of kernel.
- */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
-#define TWHEEL_KUNIT_NS		"TWHEEL_KUNIT"
-#else
-#define TWHEEL_KUNIT_NS		TWHEEL_KUNIT
-#endif
-
-/*
  * timer_list, as the benchmark uses it (twheel itself uses none).
  * 6.2 (6.1.91 in stable): del_timer() and del_timer_sync() are renamed
  * timer_delete() and timer_delete_sync().

@@ -49,6 +49,9 @@
  * no overflow list and no circle counter: deadlines past KTIME_MAX are
  * refused with -ERANGE.
  *
+ * The data structure lives in wheel.c (filing, cascading, due slots, with
+ * time passed in); this file is its per-CPU driver and the exported API.
+ *
  * Wakeups
  * -------
  *
@@ -63,22 +66,42 @@
  * Accuracy
  * --------
  *
- * The hrtimer fires at or after E * tick >= D, and only timers of ticks up
- * to the current one are run, so no timer fires early. A timer fires late by
- * less than one tick plus the softirq latency of the hrtimer, unless more
- * callbacks are due at once than half a tick can run (see RUN_BATCH): the
- * rest follow, in order, at the next ticks. Timers with the same tick fire
- * in the order they were armed: slots are FIFO lists and cascading keeps
- * their order, and two timers with the same tick are always filed in the
- * same slot because filing depends only on E and @clk.
+ * A level-0 slot is due when the latest deadline filed in it has passed,
+ * at or before the end of its tick E * tick >= D: no timer fires early, a
+ * lone timer fires at its deadline plus the hrtimer's own latency, and
+ * timers sharing a tick fire together, at the latest of their deadlines.
+ * A timer fires within one tick after its deadline plus the softirq latency
+ * of the hrtimer, unless more callbacks are due at once than the CPU runs
+ * in that time (see "Bounded work"): then the backlog drains in order, as
+ * fast as the CPU is free to run it. Timers with the same tick fire in the
+ * order they were armed: slots are FIFO lists, cascading keeps their order,
+ * and two timers with the same tick are always filed in the same slot.
  *
- * Callbacks run in softirq context (from the hrtimer), or in process context
- * on a per-CPU work item for TWHEEL_SLEEPABLE timers. As with timer_list,
- * twheel does not touch a timer once its callback has started, so the
- * callback may free it. A periodic timer is therefore re-armed just before
- * its callback runs: a fire delivers the latest of its deadlines that has
- * passed, counts the earlier ones it stands for as overruns, and files the
- * timer one period after the delivered deadline (no drift).
+ * Callbacks run in softirq context (from the hrtimer, or with bottom halves
+ * off from the run work, see below), or in process context on a per-CPU
+ * work item for TWHEEL_SLEEPABLE timers. As with timer_list, twheel does
+ * not touch a timer once its callback has started, so the callback may
+ * free it. A periodic timer is therefore re-armed just before its callback
+ * runs: a fire delivers the latest of its deadlines that has passed (never
+ * one beyond its count), counts the earlier ones it stands for as overruns,
+ * which use up the count too, and files the timer one period after the
+ * delivered deadline (no drift).
+ *
+ * Bounded work
+ * ------------
+ *
+ * Whatever a user arms, no loop runs over an unbounded number of timers
+ * with interrupts off or a lock held: the lock is held for one fire's
+ * bookkeeping, or for at most CASCADE_BATCH timers of a cascade (one splice
+ * when a whole slot falls into one lower slot) or of a dead CPU's
+ * migration, and dropped in between. A run of the hrtimer lasts at most
+ * half a tick (RUN_SLICE_DIV). A backlog left over goes on in a work item
+ * (twheel_run_work_fn()),
+ * half a tick at a time with bottom halves off, for as long as no other
+ * task waits for the CPU: an otherwise idle CPU drains a burst at full
+ * speed. Once another task waits, the run falls back to half a tick per
+ * tick from the hrtimer, so that the task loses its CPU for at most about
+ * half a tick at a time and gets about half of it.
  *
  * Locking
  * -------
@@ -92,6 +115,12 @@
  * and a timer re-armed while it runs stays on that base, so that its
  * callbacks never run concurrently. Two bases are only locked together when
  * a dead CPU's timers are moved, the dead base nested inside the live one.
+ *
+ * CPU hotplug: as a CPU starts going down, twheel_cpu_offline() stops its
+ * base on that CPU (no hrtimer, no work item, no callback of it runs after)
+ * and twheel_cpu_dead() moves its timers to a live CPU once it is dead. A
+ * CPU coming up programs its own hrtimer in twheel_cpu_online(); until
+ * then, timers meant for it go to the CPU that arms them.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -100,9 +129,11 @@
 #include <linux/cpuhotplug.h>
 #include <linux/debugfs.h>
 #include <linux/hrtimer.h>
+#include <linux/jump_label.h>
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
+#include <linux/sched/stat.h>
 #include <linux/smp.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -113,28 +144,21 @@
 #define CREATE_TRACE_POINTS
 #include "twheel_trace.h"
 
-/* Slots per level and levels: base-64 digits of the tick number. */
-#define LVL_BITS	6
-#define LVL_SIZE	BIT(LVL_BITS)
-#define LVL_MASK	(LVL_SIZE - 1)
-#define LVL_DEPTH	8
-#define WHEEL_SIZE	(LVL_SIZE * LVL_DEPTH)
-
-/* Level n: its slots start at LVL_OFFS(n) and each spans LVL_GRAN(n) ticks. */
-#define LVL_SHIFT(n)	((n) * LVL_BITS)
-#define LVL_GRAN(n)	(1ULL << LVL_SHIFT(n))
-#define LVL_OFFS(n)	((n) * LVL_SIZE)
+#include "wheel.c"
 
 /* timer->idx of an expired TWHEEL_SLEEPABLE timer waiting for its worker. */
-#define IDX_SLEEP	WHEEL_SIZE
+#define IDX_SLEEP	WHEEL_NONE
 
 /*
- * Bounded work: a run of the hrtimer stops calling callbacks once it has
- * spent half a tick (checked every RUN_BATCH timers) and goes on at the
- * next tick, so that the wheel's softirq never takes more than about half
- * of a CPU and tasks, RCU and other softirqs get the rest.
+ * Bounded work. Interrupts are off only while a lock is held, and a lock is
+ * held for at most one timer's fire bookkeeping or CASCADE_BATCH timers of
+ * a cascade or a migration. A run reads the clock every RUN_BATCH timers
+ * and yields once it has run for RUN_SLICE ticks' worth of time or the
+ * scheduler wants the CPU: see twheel_hrtimer_fn() and twheel_run_work_fn().
  */
 #define RUN_BATCH	16
+#define CASCADE_BATCH	32
+#define RUN_SLICE_DIV	2	/* a run slice is tick / RUN_SLICE_DIV */
 
 /* The tick bounds; eight levels reach KTIME_MAX from the smallest tick. */
 #define TICK_MIN_US	100
@@ -145,11 +169,15 @@
 #define TWHEEL_F_MIGRATING	0x00020000U	/* moving between bases */
 
 /* __twheel_mod() options */
-#define MOD_ADD		BIT(0)	/* fail with -EBUSY if pending */
+#define MOD_ADD		BIT(0)	/* fail with -EEXIST if pending */
 #define MOD_REDUCE	BIT(1)	/* only ever move the deadline earlier */
 #define MOD_ON_CPU	BIT(2)	/* move to the given CPU */
+#define MOD_PENDING	BIT(3)	/* only re-arm a pending timer */
 
-/* The contexts a base runs callbacks in: its hrtimer's softirq, its work. */
+/*
+ * The contexts a base runs callbacks in: its run (the hrtimer's softirq or,
+ * for a backlog, its run work with bottom halves off) and its sleep work.
+ */
 enum { RUN_SOFTIRQ, RUN_WORK, RUN_CONTEXTS };
 
 /**
@@ -163,28 +191,29 @@ struct twheel_running {
 };
 
 /**
- * struct twheel_base - one CPU's wheel
+ * struct twheel_base - one CPU's wheel and what drives it
  * @lock:		protects the base and the timers on it
- * @clk:		first tick not yet processed; pending ticks are >= @clk
- * @next_expiry:	tick the hrtimer is programmed for, U64_MAX for none
+ * @next_expiry:	time the hrtimer is programmed for, U64_MAX for none;
+ *			never later than the wheel's next event
  * @cpu:		the CPU this base belongs to
- * @online:		false once @cpu is dead and its timers moved away
- * @in_run:		the hrtimer callback is processing the wheel
+ * @online:		@cpu runs this base: false from the moment the CPU
+ *			starts going down until it is up again
+ * @in_run:		a run owns the wheel (the hrtimer callback or @run_work)
  * @kick_queued:	@kick is in flight to reprogram the hrtimer
  * @hrtimer:		drives the wheel; pinned to @cpu, soft (softirq)
  * @kick:		IPI that reprograms @hrtimer from another CPU
- * @work:		runs expired TWHEEL_SLEEPABLE timers
- * @expired:		expired timers the hrtimer has yet to run, FIFO
+ * @run_work:		goes on with a run that used up its slice
+ * @sleep_work:		runs expired TWHEEL_SLEEPABLE timers
  * @sleep_list:		expired TWHEEL_SLEEPABLE timers, FIFO
- * @running:		the callbacks in progress, from the hrtimer and from @work
+ * @running:		the callbacks in progress, one per context
  * @waiters:		twheel_cancel_sync() callers waiting on this base
  * @stats:		counters for twheel_cpu_stats()
- * @pending_map:	occupied slots, one u64 per level
- * @vectors:		the slots, FIFO lists of timers
+ * @held_at:		when the lock was taken, while interrupts-off
+ *			accounting is on (see twheel_held())
+ * @wheel:		the timing wheel
  */
 struct twheel_base {
 	raw_spinlock_t		lock;
-	u64			clk;
 	u64			next_expiry;
 	unsigned int		cpu;
 	bool			online;
@@ -192,21 +221,21 @@ struct twheel_base {
 	bool			kick_queued;
 	struct hrtimer		hrtimer;
 	call_single_data_t	kick;
-	struct work_struct	work;
-	struct list_head	expired;
+	struct work_struct	run_work;
+	struct work_struct	sleep_work;
 	struct list_head	sleep_list;
 	struct twheel_running	running[RUN_CONTEXTS];
 	unsigned int		waiters;
 	struct twheel_stats	stats;
-	u64			pending_map[LVL_DEPTH];
-	struct list_head	vectors[WHEEL_SIZE];
+	u64			held_at;
+	struct wheel		wheel;
 } ____cacheline_aligned;
 
 /* Dynamic: a wheel is larger than the per-CPU area reserved for modules. */
 static struct twheel_base __percpu *twheel_bases;
 static DECLARE_WAIT_QUEUE_HEAD(twheel_sync_wait);
 static struct workqueue_struct *twheel_wq;
-static enum cpuhp_state twheel_hp_state;
+static enum cpuhp_state twheel_hp_prepare, twheel_hp_online;
 static struct dentry *twheel_debugfs;
 
 static unsigned int tick_us = 1000;
@@ -216,73 +245,42 @@ MODULE_PARM_DESC(tick_us, "Wheel tick in microseconds (100..1000000, default 100
 /* tick_us in nanoseconds; fixed at load. */
 static u32 tick_ns __read_mostly;
 
-/* The tick a deadline belongs to: the first tick boundary at or after it. */
-static u64 ns_to_tick(u64 ns)
-{
-	return div_u64(ns + tick_ns - 1, tick_ns);
-}
-
-static u64 tick_now(void)
-{
-	return div_u64(ktime_get(), tick_ns);
-}
-
-static ktime_t tick_to_ktime(u64 tick)
-{
-	if (tick > div_u64(KTIME_MAX, tick_ns))
-		return KTIME_MAX;
-	return tick * tick_ns;
-}
-
-/**
- * twheel_calc_idx - the slot of a timer due at @tick on a wheel at @clk
- * @tick:	the timer's tick, >= @clk
- * @clk:	the wheel clock
- * @event:	where to store the tick at which the slot needs processing:
- *		@tick itself on level 0, the start of the slot's span above
- *
- * Return: the slot index, LVL_OFFS(level) + slot.
- */
-unsigned int twheel_calc_idx(u64 tick, u64 clk, u64 *event)
-{
-	unsigned int lvl = 0;
-
-	if (tick != clk)
-		lvl = (fls64(tick ^ clk) - 1) / LVL_BITS;
-	*event = tick & ~(LVL_GRAN(lvl) - 1);
-	return LVL_OFFS(lvl) + ((tick >> LVL_SHIFT(lvl)) & LVL_MASK);
-}
-
-#if IS_ENABLED(CONFIG_KUNIT)
-EXPORT_SYMBOL_NS_GPL(twheel_calc_idx, TWHEEL_KUNIT_NS);
-#endif
-
 /*
- * The next tick at which the wheel has work: the first occupied slot of
- * level 0, or the start of the first occupied slot above it, or @clk itself
- * when a slot that @clk has just entered still waits to be cascaded.
+ * Interrupts-off accounting: while enabled through debugfs (twheel/irqoff),
+ * every hold of a base's lock, during which interrupts are off, is timed
+ * and the longest is kept in its stats. Off, it costs a patched-out jump.
  */
-static u64 twheel_next_event(struct twheel_base *base)
+static DEFINE_STATIC_KEY_FALSE(twheel_irqoff_key);
+
+static void twheel_held(struct twheel_base *base)
 {
-	u64 clk = base->clk, next = U64_MAX;
-	unsigned int lvl;
+	if (static_branch_unlikely(&twheel_irqoff_key))
+		base->held_at = ktime_get();
+}
 
-	lockdep_assert_held(&base->lock);
+static void twheel_releasing(struct twheel_base *base)
+{
+	u64 held;
 
-	for (lvl = 0; lvl < LVL_DEPTH; lvl++) {
-		u64 map = base->pending_map[lvl];
-		unsigned int pos = (clk >> LVL_SHIFT(lvl)) & LVL_MASK;
-		u64 event;
+	if (!static_branch_unlikely(&twheel_irqoff_key) || !base->held_at)
+		return;
+	held = ktime_get() - base->held_at;
+	base->held_at = 0;
+	base->stats.irqoff_max_ns = max(base->stats.irqoff_max_ns, held);
+}
 
-		if (!map)
-			continue;
-		/* Nothing is filed before @clk's own digit: see the essay. */
-		WARN_ON_ONCE(map & (BIT_ULL(pos) - 1));
-		event = clk & ~(LVL_GRAN(lvl + 1) - 1);
-		event |= (u64)__ffs64(map) << LVL_SHIFT(lvl);
-		next = min(next, max(event, clk));
-	}
-	return next;
+static void twheel_lock(struct twheel_base *base)
+	__acquires(&base->lock)
+{
+	raw_spin_lock_irq(&base->lock);
+	twheel_held(base);
+}
+
+static void twheel_unlock(struct twheel_base *base)
+	__releases(&base->lock)
+{
+	twheel_releasing(base);
+	raw_spin_unlock_irq(&base->lock);
 }
 
 /* The IPI handler of base->kick: program the hrtimer on its own CPU. */
@@ -292,21 +290,25 @@ static void twheel_kick_fn(void *info)
 
 	raw_spin_lock(&base->lock);
 	base->kick_queued = false;
-	if (base->next_expiry != U64_MAX && !base->in_run)
-		hrtimer_start(&base->hrtimer, tick_to_ktime(base->next_expiry),
+	if (base->next_expiry != U64_MAX && !base->in_run && base->online)
+		hrtimer_start(&base->hrtimer, base->next_expiry,
 			      HRTIMER_MODE_ABS_PINNED_SOFT);
 	raw_spin_unlock(&base->lock);
 }
 
-/* Program the base's hrtimer for base->next_expiry, on the base's CPU. */
+/*
+ * Program the base's hrtimer for base->next_expiry, on the base's CPU. A
+ * base whose CPU is going down is not programmed: twheel_cpu_dead() moves
+ * its timers to a live one.
+ */
 static void twheel_program(struct twheel_base *base)
 {
 	lockdep_assert_held(&base->lock);
 
-	if (base->next_expiry == U64_MAX)
+	if (base->next_expiry == U64_MAX || !base->online)
 		return;
 	if (base->cpu == smp_processor_id()) {
-		hrtimer_start(&base->hrtimer, tick_to_ktime(base->next_expiry),
+		hrtimer_start(&base->hrtimer, base->next_expiry,
 			      HRTIMER_MODE_ABS_PINNED_SOFT);
 	} else if (!base->kick_queued) {
 		base->kick_queued = true;
@@ -315,28 +317,13 @@ static void twheel_program(struct twheel_base *base)
 	}
 }
 
-/* File @timer in its slot; returns the tick at which the slot is due. */
-static u64 twheel_place(struct twheel_base *base, struct twheel_timer *timer)
-{
-	u64 tick = max(ns_to_tick(timer->expires), base->clk);
-	unsigned int idx;
-	u64 event;
-
-	idx = twheel_calc_idx(tick, base->clk, &event);
-	list_add_tail(&timer->entry, base->vectors + idx);
-	base->pending_map[idx / LVL_SIZE] |= BIT_ULL(idx % LVL_SIZE);
-	base->stats.level_pending[idx / LVL_SIZE]++;
-	timer->idx = idx;
-	return event;
-}
-
 static void twheel_enqueue(struct twheel_base *base, struct twheel_timer *timer)
 {
 	u64 event;
 
 	lockdep_assert_held(&base->lock);
 
-	event = twheel_place(base, timer);
+	event = wheel_add(&base->wheel, timer);
 	trace_twheel_arm(timer, timer->idx / LVL_SIZE);
 	base->stats.pending++;
 	if (event < base->next_expiry) {
@@ -346,28 +333,17 @@ static void twheel_enqueue(struct twheel_base *base, struct twheel_timer *timer)
 	}
 }
 
-/* Take @timer off its list, leaving it pending to twheel_pending(). */
-static void twheel_unlink(struct twheel_base *base, struct twheel_timer *timer)
-{
-	struct list_head *entry = &timer->entry;
-	unsigned int idx = timer->idx;
-
-	lockdep_assert_held(&base->lock);
-
-	if (idx < WHEEL_SIZE) {
-		/* The last timer of a slot clears its bit; an expired list has none. */
-		if (entry->next == entry->prev &&
-		    entry->next == base->vectors + idx)
-			base->pending_map[idx / LVL_SIZE] &= ~BIT_ULL(idx % LVL_SIZE);
-		base->stats.level_pending[idx / LVL_SIZE]--;
-	}
-	__list_del_entry(entry);
-	base->stats.pending--;
-}
-
+/* Take @timer off the wheel or the sleep list; it is not pending after. */
 static void twheel_detach(struct twheel_base *base, struct twheel_timer *timer)
 {
-	twheel_unlink(base, timer);
+	lockdep_assert_held(&base->lock);
+
+	if (timer->idx == IDX_SLEEP)
+		__list_del(timer->entry.prev, timer->entry.next);
+	else
+		wheel_del(&base->wheel, timer);
+	base->stats.pending--;
+	/* Pairs with the READ_ONCE() of twheel_pending(). */
 	WRITE_ONCE(timer->entry.next, NULL);
 }
 
@@ -399,8 +375,10 @@ static struct twheel_base *lock_timer_base(struct twheel_timer *timer,
 		if (!(READ_ONCE(timer->flags) & TWHEEL_F_MIGRATING)) {
 			raw_spin_lock_irqsave(&base->lock, *flags);
 			if (timer->cpu == cpu &&
-			    !(timer->flags & TWHEEL_F_MIGRATING))
+			    !(timer->flags & TWHEEL_F_MIGRATING)) {
+				twheel_held(base);
 				return base;
+			}
 			raw_spin_unlock_irqrestore(&base->lock, *flags);
 		}
 		cpu_relax();
@@ -417,14 +395,10 @@ static struct twheel_base *twheel_switch_base(struct twheel_base *base,
 	__releases(&base->lock) __acquires(&new_base->lock)
 {
 	WRITE_ONCE(timer->flags, timer->flags | TWHEEL_F_MIGRATING);
+	twheel_releasing(base);
 	raw_spin_unlock(&base->lock);
 	raw_spin_lock(&new_base->lock);
-	/* Lost a race with CPU death: take the current CPU, which is alive. */
-	if (!new_base->online) {
-		raw_spin_unlock(&new_base->lock);
-		new_base = this_cpu_ptr(twheel_bases);
-		raw_spin_lock(&new_base->lock);
-	}
+	twheel_held(new_base);
 	WRITE_ONCE(timer->cpu, new_base->cpu);
 	WRITE_ONCE(timer->flags, timer->flags & ~TWHEEL_F_MIGRATING);
 	return new_base;
@@ -442,16 +416,20 @@ static void twheel_account_lateness(struct twheel_base *base,
 		base->stats.early++;
 		return;
 	}
-	ticks = div_u64(now - timer->fired, tick_ns);
-	if (ticks)
-		bucket = min_t(unsigned int, ilog2(ticks) + 1,
-			       TWHEEL_LATE_BUCKETS - 1);
+	if (now - timer->fired < tick_ns)
+		goto out;
+	ticks = wheel_ns_div(&base->wheel, now - timer->fired);
+	bucket = min_t(unsigned int, ilog2(ticks) + 1, TWHEEL_LATE_BUCKETS - 1);
+out:
 	base->stats.lateness[bucket]++;
 }
 
 /*
- * Account a fire of @timer, detached: the deadline it delivers, its
- * overruns, and for a periodic timer the re-arm one period later.
+ * Account a fire of @timer, detached: the deadline it delivers and, for a
+ * periodic timer, the deadlines it stands for and the re-arm one period
+ * after the delivered one. A periodic timer's count is one of deadlines:
+ * a fire that stands for several uses up as many, and the last one
+ * delivered is the last of the count.
  */
 static void twheel_account_fire(struct twheel_base *base,
 				struct twheel_timer *timer, u64 now)
@@ -460,17 +438,18 @@ static void twheel_account_fire(struct twheel_base *base,
 
 	timer->fired = timer->expires;
 	if (timer->period && timer->left) {
-		if (timer->left != TWHEEL_FOREVER)
-			timer->left--;
-		/* Deliver the latest deadline passed; count the ones before. */
-		if (now > timer->expires) {
+		/* Only a late fire divides. */
+		if (now - timer->expires >= timer->period && now > timer->expires)
 			missed = div64_u64(now - timer->expires, timer->period);
-			timer->fired += missed * timer->period;
+		if (timer->left != TWHEEL_FOREVER) {
+			missed = min_t(u64, missed, timer->left - 1);
+			WRITE_ONCE(timer->left, timer->left - missed - 1);
 		}
+		timer->fired += missed * timer->period;
 		if (timer->left &&
 		    !check_add_overflow(timer->fired, timer->period, &next) &&
 		    next <= KTIME_MAX) {
-			timer->expires = next;
+			WRITE_ONCE(timer->expires, next);
 			twheel_enqueue(base, timer);
 		}
 	}
@@ -480,9 +459,8 @@ static void twheel_account_fire(struct twheel_base *base,
 
 /*
  * Run the callback of an expired, detached @timer at time @now in context
- * @ctx (RUN_SOFTIRQ or RUN_WORK). Called and returns with @base->lock held,
- * interrupts off; drops it around the callback, after which @timer is not
- * touched.
+ * @ctx. Called and returns with @base->lock held, interrupts off; drops it
+ * around the callback, after which @timer is not touched.
  */
 static void twheel_fire(struct twheel_base *base, struct twheel_timer *timer,
 			unsigned int ctx, u64 now)
@@ -490,159 +468,201 @@ static void twheel_fire(struct twheel_base *base, struct twheel_timer *timer,
 {
 	struct twheel_running *running = &base->running[ctx];
 	twheel_fn_t fn = timer->function;
+#ifdef CONFIG_LOCKDEP
+	/* A copy: the callback may free @timer. */
+	struct lockdep_map lockdep_map;
 
+	lockdep_copy_map(&lockdep_map, &timer->lockdep_map);
+#endif
 	twheel_account_fire(base, timer, now);
 	running->at = now;
 	WRITE_ONCE(running->timer, timer);
-	raw_spin_unlock_irq(&base->lock);
+	twheel_unlock(base);
 
+	lock_map_acquire(&lockdep_map);
 	fn(timer);
+	lock_map_release(&lockdep_map);
 
-	raw_spin_lock_irq(&base->lock);
+	twheel_lock(base);
 	WRITE_ONCE(running->timer, NULL);
 	if (base->waiters) {
-		raw_spin_unlock_irq(&base->lock);
+		twheel_unlock(base);
 		wake_up_all(&twheel_sync_wait);
-		raw_spin_lock_irq(&base->lock);
+		twheel_lock(base);
 	}
 }
 
+/* Hand an expired TWHEEL_SLEEPABLE @timer, detached, to the sleep work. */
+static void twheel_hand_over(struct twheel_base *base,
+			     struct twheel_timer *timer)
+{
+	list_add_tail(&timer->entry, &base->sleep_list);
+	timer->idx = IDX_SLEEP;
+	base->stats.pending++;
+}
+
+/* Let interrupts in between two bounded steps of a run. */
+static void twheel_relax(struct twheel_base *base)
+	__must_hold(&base->lock)
+{
+	twheel_unlock(base);
+	twheel_lock(base);
+}
+
 /*
- * Run or hand over the expired timers, in FIFO order, until they are done
- * (returns true) or the run has used up its budget (returns false).
+ * Run the wheel up to the current time: cascade, and fire or hand over the
+ * due timers in FIFO order. Stops at the end of a slice of @slice_ns.
+ * Returns true when the wheel has caught up with the clock, false when
+ * work is left.
  */
-static bool twheel_expire(struct twheel_base *base, u64 budget_end)
+static bool twheel_run(struct twheel_base *base, u64 slice_ns)
 	__must_hold(&base->lock)
 {
 	/* One clock read per batch: callbacks see it as their fire time. */
-	u64 now = ktime_get();
-	bool queue_work = false;
+	u64 now = ktime_get(), end = now + slice_ns;
+	bool sleepers = false, done = false;
 	unsigned int n = 0;
 
-	while (!list_empty(&base->expired)) {
+	lockdep_assert_held(&base->lock);
+
+	for (;;) {
+		unsigned int budget = CASCADE_BATCH;
 		struct twheel_timer *timer;
 
 		if (!(++n % RUN_BATCH)) {
 			now = ktime_get();
-			if (now > budget_end)
+			if (now > end)
 				break;
 		}
-		timer = list_first_entry(&base->expired, struct twheel_timer,
-					 entry);
+		timer = wheel_first_due(&base->wheel, now);
+		if (!timer) {
+			enum wheel_state state;
+
+			state = wheel_advance(&base->wheel, now, &budget);
+			if (state == WHEEL_IDLE) {
+				done = true;
+				break;
+			}
+			if (state == WHEEL_AGAIN)
+				twheel_relax(base);
+			continue;
+		}
 		twheel_detach(base, timer);
 		if (timer->flags & TWHEEL_SLEEPABLE) {
-			list_add_tail(&timer->entry, &base->sleep_list);
-			timer->idx = IDX_SLEEP;
-			base->stats.pending++;
-			queue_work = true;
+			twheel_hand_over(base, timer);
+			sleepers = true;
 			continue;
 		}
 		twheel_fire(base, timer, RUN_SOFTIRQ, now);
 	}
-	if (queue_work)
-		queue_work_on(base->cpu, twheel_wq, &base->work);
-	return list_empty(&base->expired);
+	if (sleepers)
+		queue_work_on(base->cpu, twheel_wq, &base->sleep_work);
+	return done;
 }
 
-/* @clk has entered the span of slots at higher levels: file their timers lower. */
-static void twheel_cascade(struct twheel_base *base)
+/* A run has caught up: program the hrtimer for the next event. */
+static void twheel_run_done(struct twheel_base *base)
 {
-	unsigned int lvl;
-
-	for (lvl = LVL_DEPTH - 1; lvl > 0; lvl--) {
-		unsigned int slot = (base->clk >> LVL_SHIFT(lvl)) & LVL_MASK;
-		struct twheel_timer *timer, *tmp;
-		unsigned int count = 0;
-		LIST_HEAD(list);
-
-		if (!(base->pending_map[lvl] & BIT_ULL(slot)))
-			continue;
-		base->pending_map[lvl] &= ~BIT_ULL(slot);
-		list_splice_init(base->vectors + LVL_OFFS(lvl) + slot, &list);
-		list_for_each_entry_safe(timer, tmp, &list, entry) {
-			twheel_place(base, timer);
-			count++;
-		}
-		base->stats.level_pending[lvl] -= count;
-		base->stats.cascaded += count;
-		trace_twheel_cascade(base->cpu, lvl, slot, count);
-	}
+	base->in_run = false;
+	base->next_expiry = wheel_next_event(&base->wheel);
+	twheel_program(base);
 }
 
 /*
- * Process the events of the wheel up to and including tick @now, within
- * the run's budget: the expired timers left over are run first next time.
+ * A run has work left and the CPU is wanted by others: go on one tick from
+ * now, in the hrtimer's softirq, which takes one slice per tick. Work is
+ * due already: @next_expiry says so, which keeps twheel_forward() and
+ * twheel_enqueue() off the hrtimer meanwhile.
  */
-static void twheel_run(struct twheel_base *base, u64 now)
-	__must_hold(&base->lock)
+static void twheel_run_later(struct twheel_base *base)
 {
-	u64 next, budget_end = ktime_get() + tick_ns / 2;
-
-	if (!twheel_expire(base, budget_end))
-		return;
-	while ((next = twheel_next_event(base)) <= now) {
-		unsigned int slot = next & LVL_MASK;
-
-		base->clk = next;
-		twheel_cascade(base);
-		if (base->pending_map[0] & BIT_ULL(slot)) {
-			base->pending_map[0] &= ~BIT_ULL(slot);
-			list_splice_tail_init(base->vectors + slot,
-					      &base->expired);
-		}
-		/* Timers armed from the callbacks go no earlier than the next tick. */
-		base->clk = next + 1;
-		if (!twheel_expire(base, budget_end))
-			return;
-	}
-	base->clk = max(base->clk, now);
+	base->in_run = false;
+	base->next_expiry = 0;
+	hrtimer_start(&base->hrtimer, ktime_get() + tick_ns,
+		      HRTIMER_MODE_ABS_PINNED_SOFT);
 }
 
+/*
+ * The wheel's hrtimer: run the wheel for one slice. Work left over goes on
+ * in @run_work, which the scheduler runs when the CPU has nothing better to
+ * do, the way __do_softirq() hands over to ksoftirqd.
+ */
 static enum hrtimer_restart twheel_hrtimer_fn(struct hrtimer *hrtimer)
 {
 	struct twheel_base *base = container_of(hrtimer, struct twheel_base,
 						hrtimer);
 
-	raw_spin_lock_irq(&base->lock);
+	twheel_lock(base);
+	if (base->in_run || !base->online)
+		goto out_unlock;
 	base->stats.wakeups++;
 	base->in_run = true;
-	twheel_run(base, tick_now());
-	base->in_run = false;
-	if (list_empty(&base->expired)) {
-		base->next_expiry = twheel_next_event(base);
-		twheel_program(base);
-	} else {
-		/*
-		 * Over budget: leave the CPU to others until the next tick.
-		 * Work is due at @clk already, so twheel_forward() must not
-		 * move the clock past it meanwhile.
-		 */
-		base->next_expiry = base->clk;
-		hrtimer_start(&base->hrtimer, tick_to_ktime(tick_now() + 1),
-			      HRTIMER_MODE_ABS_PINNED_SOFT);
-	}
-	raw_spin_unlock_irq(&base->lock);
+	if (twheel_run(base, tick_ns / RUN_SLICE_DIV))
+		twheel_run_done(base);
+	else if (base->online)
+		queue_work_on(base->cpu, twheel_wq, &base->run_work);
+	else
+		base->in_run = false;
+out_unlock:
+	twheel_unlock(base);
 	return HRTIMER_NORESTART;
 }
 
-/* Run the expired TWHEEL_SLEEPABLE timers of a base, in process context. */
-static void twheel_work_fn(struct work_struct *work)
+/*
+ * Go on with a run that used up its slice, one slice at a time, with bottom
+ * halves off as in softirq context (callbacks expect it). Between slices
+ * the scheduler may run others; when another task is waiting for this CPU,
+ * the run goes back to one slice per tick (twheel_run_later()), so that a
+ * backlog never keeps a task off its CPU for more than a slice at a time,
+ * yet an otherwise idle CPU serves the backlog at full speed.
+ */
+static void twheel_run_work_fn(struct work_struct *work)
 {
-	struct twheel_base *base = container_of(work, struct twheel_base, work);
+	struct twheel_base *base = container_of(work, struct twheel_base,
+						run_work);
 
-	raw_spin_lock_irq(&base->lock);
-	while (!list_empty(&base->sleep_list)) {
+	for (;;) {
+		local_bh_disable();
+		twheel_lock(base);
+		if (!base->online) {
+			base->in_run = false;
+			break;
+		}
+		if (twheel_run(base, tick_ns / RUN_SLICE_DIV)) {
+			twheel_run_done(base);
+			break;
+		}
+		if (!single_task_running()) {
+			twheel_run_later(base);
+			break;
+		}
+		twheel_unlock(base);
+		local_bh_enable();
+		cond_resched();
+	}
+	twheel_unlock(base);
+	local_bh_enable();
+}
+
+/* Run the expired TWHEEL_SLEEPABLE timers of a base, in process context. */
+static void twheel_sleep_work_fn(struct work_struct *work)
+{
+	struct twheel_base *base = container_of(work, struct twheel_base,
+						sleep_work);
+
+	twheel_lock(base);
+	while (base->online && !list_empty(&base->sleep_list)) {
 		struct twheel_timer *timer;
 
 		timer = list_first_entry(&base->sleep_list, struct twheel_timer,
 					 entry);
 		twheel_detach(base, timer);
 		twheel_fire(base, timer, RUN_WORK, ktime_get());
-		raw_spin_unlock_irq(&base->lock);
+		twheel_unlock(base);
 		cond_resched();
-		raw_spin_lock_irq(&base->lock);
+		twheel_lock(base);
 	}
-	raw_spin_unlock_irq(&base->lock);
+	twheel_unlock(base);
 }
 
 static bool twheel_running(struct twheel_base *base,
@@ -657,30 +677,35 @@ static bool twheel_running(struct twheel_base *base,
 /*
  * The base a (re-)armed timer goes to: the requested CPU, else the current
  * one for an idle unpinned timer, else the base it is on. A running timer
- * stays where it is so that its callbacks are serialized. Bases of dead CPUs
- * are never chosen.
+ * stays where it is so that its callbacks are serialized, and
+ * twheel_cancel_sync() waits on the base that runs it. A base whose CPU is
+ * going down is only chosen for a running timer, or from that CPU itself:
+ * twheel_cpu_dead() moves its timers.
  */
 static struct twheel_base *twheel_target(struct twheel_base *base,
 					 struct twheel_timer *timer,
 					 unsigned int opts, unsigned int cpu)
 {
-	if (!twheel_running(base, timer)) {
-		if (opts & MOD_ON_CPU)
-			base = per_cpu_ptr(twheel_bases, cpu);
-		else if (!(timer->flags & TWHEEL_PINNED))
-			base = this_cpu_ptr(twheel_bases);
-	}
-	/* Read without the lock: a base only goes offline with its CPU dead. */
+	if (twheel_running(base, timer))
+		return base;
+	if (opts & MOD_ON_CPU)
+		base = per_cpu_ptr(twheel_bases, cpu);
+	else if (!(timer->flags & TWHEEL_PINNED))
+		base = this_cpu_ptr(twheel_bases);
+	/* Racy but safe: a base going offline now is emptied after. */
 	if (!READ_ONCE(base->online))
 		base = this_cpu_ptr(twheel_bases);
 	return base;
 }
 
-/* Move the wheel clock up to tick @now when nothing is due in between. */
+/*
+ * Move the wheel clock up to @now when nothing is due by then, so that a
+ * timer armed on an idle wheel is filed as low as its delay allows.
+ */
 static void twheel_forward(struct twheel_base *base, u64 now)
 {
-	if (!base->in_run && base->clk < now && base->next_expiry > now)
-		base->clk = now;
+	if (!base->in_run && base->next_expiry > now)
+		wheel_forward(&base->wheel, now);
 }
 
 static int __twheel_mod(struct twheel_timer *timer, u64 expires, u64 now,
@@ -697,21 +722,24 @@ static int __twheel_mod(struct twheel_timer *timer, u64 expires, u64 now,
 	}
 	ret = twheel_pending(timer);
 	if (ret && (opts & MOD_ADD)) {
-		ret = -EBUSY;
+		ret = -EEXIST;
 		goto out_unlock;
 	}
+	if (!ret && (opts & MOD_PENDING))
+		goto out_unlock;
 	if (ret && (opts & MOD_REDUCE) && timer->expires <= expires)
 		goto out_unlock;
 	if (ret)
 		twheel_detach(base, timer);
-	timer->expires = expires;
+	WRITE_ONCE(timer->expires, expires);
 
 	new_base = twheel_target(base, timer, opts, cpu);
 	if (new_base != base)
 		base = twheel_switch_base(base, new_base, timer);
-	twheel_forward(base, div_u64(now, tick_ns));
+	twheel_forward(base, now);
 	twheel_enqueue(base, timer);
 out_unlock:
+	twheel_releasing(base);
 	raw_spin_unlock_irqrestore(&base->lock, flags);
 	return ret;
 }
@@ -754,21 +782,25 @@ static int twheel_mod_opts(struct twheel_timer *timer, ktime_t expires,
 }
 
 /**
- * twheel_timer_init - initialize a timer before its first use
+ * __twheel_timer_init - initialize a timer: use twheel_timer_init()
  * @timer:	the timer, usually embedded in the caller's object
  * @function:	the callback; it receives @timer (use container_of())
  * @flags:	%TWHEEL_PINNED: once added, the timer stays on its CPU (else
  *		every arming of an idle timer moves it to the current CPU);
  *		%TWHEEL_SLEEPABLE: @function runs in process context on a
  *		workqueue and may sleep (else it runs in softirq context)
+ * @name:	name of the timer's lockdep class (the twheel_timer_init()
+ *		argument), or NULL without CONFIG_LOCKDEP
+ * @key:	the lockdep class of the call site, or NULL
  *
  * twheel does not touch the timer once @function has started, so
  * @function may free it (a periodic one after twheel_cancel()); elsewhere,
  * free a timer after twheel_cancel_sync() or twheel_shutdown_sync(). Unknown
  * @flags are ignored with a warning. @timer must not be pending.
  */
-void twheel_timer_init(struct twheel_timer *timer, twheel_fn_t function,
-		       u32 flags)
+void __twheel_timer_init(struct twheel_timer *timer, twheel_fn_t function,
+			 u32 flags, const char *name,
+			 struct lock_class_key *key)
 {
 	WARN_ONCE(flags & ~TWHEEL_INIT_FLAGS, "twheel: unknown flags %#x\n",
 		  flags & ~TWHEEL_INIT_FLAGS);
@@ -776,8 +808,9 @@ void twheel_timer_init(struct twheel_timer *timer, twheel_fn_t function,
 	timer->function = function;
 	timer->flags = flags & TWHEEL_INIT_FLAGS;
 	timer->cpu = raw_smp_processor_id();
+	lockdep_init_map(&timer->lockdep_map, name, key, 0);
 }
-EXPORT_SYMBOL_GPL(twheel_timer_init);
+EXPORT_SYMBOL_GPL(__twheel_timer_init);
 
 /**
  * twheel_add - arm an idle timer
@@ -792,7 +825,7 @@ EXPORT_SYMBOL_GPL(twheel_timer_init);
  *
  * Return:
  * * 0		- armed
- * * -EBUSY	- @timer is already pending; nothing changed
+ * * -EEXIST	- @timer is already pending; nothing changed
  * * -ERANGE	- the deadline is beyond KTIME_MAX
  * * -EINVAL	- negative @expires, unknown @mode or uninitialized @timer
  * * -ESHUTDOWN	- @timer was shut down with twheel_shutdown_sync()
@@ -847,6 +880,28 @@ int twheel_mod(struct twheel_timer *timer, ktime_t expires,
 EXPORT_SYMBOL_GPL(twheel_mod);
 
 /**
+ * twheel_mod_pending - move the deadline of a pending timer only
+ * @timer:	an initialized timer
+ * @expires:	the deadline, read as @mode says
+ * @mode:	%TWHEEL_REL or %TWHEEL_ABS
+ *
+ * As twheel_mod() for a pending timer; a timer that is not pending (never
+ * armed, cancelled, or fired: its callback may be running) is left alone.
+ * The test and the re-arm are atomic against the wheel firing the timer,
+ * so a caller learns whether its new deadline replaced a fire or came too
+ * late, like mod_timer_pending(). Any context.
+ *
+ * Return: 1 if @timer was pending and now has the new deadline, 0 if it was
+ * not pending; or -ERANGE, -EINVAL, -ESHUTDOWN as for twheel_add().
+ */
+int twheel_mod_pending(struct twheel_timer *timer, ktime_t expires,
+		       enum twheel_mode mode)
+{
+	return twheel_mod_opts(timer, expires, mode, MOD_PENDING, 0);
+}
+EXPORT_SYMBOL_GPL(twheel_mod_pending);
+
+/**
  * twheel_reduce - move a timer's deadline earlier, never later
  * @timer:	an initialized timer
  * @expires:	the deadline, read as @mode says
@@ -868,14 +923,16 @@ EXPORT_SYMBOL_GPL(twheel_reduce);
  * twheel_set_period - make a timer periodic, or one-shot again
  * @timer:	an initialized timer
  * @period_ns:	time between deadlines, at least one tick; 0 for one-shot
- * @count:	number of callbacks still to run, at least 1, or
+ * @count:	number of deadlines still to deliver, at least 1, or
  *		%TWHEEL_FOREVER
  *
  * Takes effect at the timer's next fire: each fire re-arms the timer at the
- * delivered deadline plus @period_ns, until @count callbacks have run.
- * When a fire comes late by whole periods, it delivers the latest deadline
- * that has passed, and twheel_overruns() counts the earlier ones, which do
- * not use up @count: missed deadlines never run one after another. A
+ * delivered deadline plus @period_ns, until @count deadlines have been
+ * delivered. When a fire comes late by whole periods, it delivers the
+ * latest deadline that has passed (but never one beyond @count), and
+ * twheel_overruns() counts the earlier ones: missed deadlines never run one
+ * after another, yet each uses up @count, so that a counted timer delivers
+ * exactly @count deadlines, one per callback or folded into overruns. A
  * periodic timer is pending again while its callback runs; the callback
  * stops it with twheel_cancel() or re-arms it with twheel_mod(). Any
  * context.
@@ -893,6 +950,7 @@ int twheel_set_period(struct twheel_timer *timer, u64 period_ns, u32 count)
 	base = lock_timer_base(timer, &flags);
 	timer->period = period_ns;
 	timer->left = period_ns ? count : 0;
+	twheel_releasing(base);
 	raw_spin_unlock_irqrestore(&base->lock, flags);
 	return 0;
 }
@@ -922,6 +980,7 @@ int twheel_cancel(struct twheel_timer *timer)
 	ret = twheel_detach_if_pending(base, timer);
 	if (twheel_running(base, timer))
 		ret = -EBUSY;
+	twheel_releasing(base);
 	raw_spin_unlock_irqrestore(&base->lock, flags);
 	return ret;
 }
@@ -944,13 +1003,14 @@ static int twheel_cancel_or_wait(struct twheel_timer *timer, bool shutdown,
 		timer->flags |= TWHEEL_F_SHUTDOWN;
 	ret = twheel_detach_if_pending(base, timer);
 	if (WARN_ON_ONCE(base->running[RUN_WORK].timer == timer &&
-			 current_work() == &base->work)) {
+			 current_work() == &base->sleep_work)) {
 		/* Waiting for ourselves would never end. */
 		ret = -EDEADLK;
 	} else if (twheel_running(base, timer)) {
 		base->waiters++;
 		*wait = base;
 	}
+	twheel_releasing(base);
 	raw_spin_unlock_irqrestore(&base->lock, flags);
 	return ret;
 }
@@ -969,6 +1029,17 @@ static int __twheel_cancel_sync(struct twheel_timer *timer, bool shutdown)
 	int ret = 0, r;
 
 	might_sleep();
+#ifdef CONFIG_LOCKDEP
+	/*
+	 * Waiting for the callback is taking it as a lock: lockdep reports a
+	 * call from the callback itself, or under a lock the callback takes.
+	 * See the synchronization rules of twheel_cancel_sync().
+	 */
+	local_irq_disable();
+	lock_map_acquire(&timer->lockdep_map);
+	lock_map_release(&timer->lockdep_map);
+	local_irq_enable();
+#endif
 	do {
 		r = twheel_cancel_or_wait(timer, shutdown, &base);
 		if (r < 0)
@@ -977,9 +1048,9 @@ static int __twheel_cancel_sync(struct twheel_timer *timer, bool shutdown)
 		if (base) {
 			wait_event(twheel_sync_wait,
 				   twheel_done_running(base, timer));
-			raw_spin_lock_irq(&base->lock);
+			twheel_lock(base);
 			base->waiters--;
-			raw_spin_unlock_irq(&base->lock);
+			twheel_unlock(base);
 		}
 	} while (base);
 	return ret;
@@ -1048,6 +1119,7 @@ s64 twheel_remaining(struct twheel_timer *timer)
 	base = lock_timer_base(timer, &flags);
 	if (twheel_pending(timer))
 		ret = max_t(s64, timer->expires - ktime_get(), 0);
+	twheel_releasing(base);
 	raw_spin_unlock_irqrestore(&base->lock, flags);
 	return ret;
 }
@@ -1108,8 +1180,13 @@ int twheel_cpu_stats(unsigned int cpu, struct twheel_stats *stats)
 		return -EINVAL;
 	base = per_cpu_ptr(twheel_bases, cpu);
 	raw_spin_lock_irqsave(&base->lock, flags);
+	twheel_held(base);
 	*stats = base->stats;
+	memcpy(stats->level_pending, base->wheel.level_count,
+	       sizeof(stats->level_pending));
+	stats->cascaded = base->wheel.cascaded;
 	stats->hrtimer_armed = hrtimer_active(&base->hrtimer);
+	twheel_releasing(base);
 	raw_spin_unlock_irqrestore(&base->lock, flags);
 	return 0;
 }
@@ -1152,85 +1229,190 @@ static int twheel_stats_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(twheel_stats);
 
+/*
+ * debugfs twheel/irqoff: "1" turns the interrupts-off accounting on, from
+ * zero; "0" turns it off. Reads give the longest lock hold seen per CPU.
+ */
+static int twheel_irqoff_show(struct seq_file *m, void *v)
+{
+	struct twheel_stats st;
+	unsigned int cpu;
+	u64 max = 0;
+
+	for_each_possible_cpu(cpu) {
+		twheel_cpu_stats(cpu, &st);
+		seq_printf(m, "cpu%u %llu\n", cpu, st.irqoff_max_ns);
+		max = max(max, st.irqoff_max_ns);
+	}
+	seq_printf(m, "max_ns %llu\ntick_ns %u\non %d\n", max, tick_ns,
+		   static_key_enabled(&twheel_irqoff_key));
+	return 0;
+}
+
+static int twheel_irqoff_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, twheel_irqoff_show, NULL);
+}
+
+static ssize_t twheel_irqoff_write(struct file *file, const char __user *ubuf,
+				   size_t len, loff_t *ppos)
+{
+	unsigned int cpu;
+	bool on;
+	int ret;
+
+	ret = kstrtobool_from_user(ubuf, len, &on);
+	if (ret)
+		return ret;
+	if (!on) {
+		static_branch_disable(&twheel_irqoff_key);
+		return len;
+	}
+	for_each_possible_cpu(cpu) {
+		struct twheel_base *base = per_cpu_ptr(twheel_bases, cpu);
+
+		twheel_lock(base);
+		base->stats.irqoff_max_ns = 0;
+		twheel_unlock(base);
+	}
+	static_branch_enable(&twheel_irqoff_key);
+	return len;
+}
+
+static const struct file_operations twheel_irqoff_fops = {
+	.owner		= THIS_MODULE,
+	.open		= twheel_irqoff_open,
+	.read		= seq_read,
+	.write		= twheel_irqoff_write,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+/* Before @cpu comes up: its wheel is empty, its clock starts now. */
 static int twheel_cpu_prepare(unsigned int cpu)
 {
 	struct twheel_base *base = per_cpu_ptr(twheel_bases, cpu);
 
-	raw_spin_lock_irq(&base->lock);
-	base->clk = tick_now();
+	twheel_lock(base);
+	WARN_ON_ONCE(base->stats.pending);
+	wheel_init(&base->wheel, tick_ns, ktime_get());
 	base->next_expiry = U64_MAX;
-	WRITE_ONCE(base->online, true);
-	raw_spin_unlock_irq(&base->lock);
+	base->in_run = false;
+	twheel_unlock(base);
 	return 0;
 }
 
-/* Move the timers of @head, on a dead CPU's @old, to @new; still pending. */
-static void twheel_move_list(struct twheel_base *old, struct twheel_base *new,
-			     struct list_head *head)
+/* On @cpu, once it runs: take timers, and program the hrtimer here. */
+static int twheel_cpu_online(unsigned int cpu)
 {
-	while (!list_empty(head)) {
-		struct twheel_timer *timer;
+	struct twheel_base *base = per_cpu_ptr(twheel_bases, cpu);
 
-		timer = list_first_entry(head, struct twheel_timer, entry);
-		twheel_unlink(old, timer);
-		WRITE_ONCE(timer->cpu, new->cpu);
-		twheel_enqueue(new, timer);
-	}
+	twheel_lock(base);
+	WRITE_ONCE(base->online, true);
+	base->next_expiry = wheel_next_event(&base->wheel);
+	twheel_program(base);
+	twheel_unlock(base);
+	return 0;
 }
 
-/* @cpu is dead: move its timers, expired ones first, to this CPU. */
+/*
+ * On @cpu, as it starts going down: stop its base, so that none of its
+ * callbacks runs from now on, here or on the CPU that inherits its hrtimer
+ * and work items. Its timers stay until twheel_cpu_dead() moves them; a
+ * callback running now that re-arms its timer leaves it here too.
+ */
+static int twheel_cpu_offline(unsigned int cpu)
+{
+	struct twheel_base *base = per_cpu_ptr(twheel_bases, cpu);
+
+	twheel_lock(base);
+	WRITE_ONCE(base->online, false);
+	twheel_unlock(base);
+	hrtimer_cancel(&base->hrtimer);
+	cancel_work_sync(&base->run_work);
+	cancel_work_sync(&base->sleep_work);
+	/* The wheel may be behind: keep twheel_forward() off it. */
+	twheel_lock(base);
+	base->in_run = false;
+	base->next_expiry = 0;
+	twheel_unlock(base);
+	return 0;
+}
+
+/*
+ * Move up to CASCADE_BATCH timers of the stopped base @old to @new, both
+ * locked: expired sleepable ones first, then the wheel's, lowest level
+ * first so that timers of one tick keep their order. Returns true when
+ * @old is empty.
+ */
+static bool twheel_move_some(struct twheel_base *old, struct twheel_base *new)
+{
+	unsigned int n, idx = 0;
+
+	for (n = 0; n < CASCADE_BATCH; n++) {
+		struct list_head *head = &old->sleep_list;
+		struct twheel_timer *timer;
+
+		while (list_empty(head)) {
+			idx = wheel_next_slot(&old->wheel);
+			if (idx == WHEEL_NONE)
+				return true;
+			head = &old->wheel.slots[idx].head;
+		}
+		timer = list_first_entry(head, struct twheel_timer, entry);
+		twheel_detach(old, timer);
+		WRITE_ONCE(timer->cpu, new->cpu);
+		if (head == &old->sleep_list) {
+			twheel_hand_over(new, timer);
+			queue_work_on(new->cpu, twheel_wq, &new->sleep_work);
+		} else {
+			twheel_enqueue(new, timer);
+		}
+	}
+	return false;
+}
+
+/*
+ * @cpu is dead: move its timers to a live CPU, a bounded batch per lock
+ * hold. Timers of the dead base can still be cancelled or re-armed
+ * meanwhile: they are locked through their base as always.
+ */
 static int twheel_cpu_dead(unsigned int cpu)
 {
 	struct twheel_base *old = per_cpu_ptr(twheel_bases, cpu);
-	struct twheel_base *new;
-	unsigned int idx;
+	struct twheel_base *new = per_cpu_ptr(twheel_bases, raw_smp_processor_id());
+	bool done;
 
-	new = get_cpu_ptr(twheel_bases);
-	raw_spin_lock_irq(&new->lock);
-	raw_spin_lock_nested(&old->lock, SINGLE_DEPTH_NESTING);
-	WRITE_ONCE(old->online, false);
-	twheel_forward(new, tick_now());
-	twheel_move_list(old, new, &old->expired);
-	twheel_move_list(old, new, &old->sleep_list);
-	for (idx = 0; idx < WHEEL_SIZE; idx++)
-		twheel_move_list(old, new, old->vectors + idx);
-	old->next_expiry = U64_MAX;
-	raw_spin_unlock(&old->lock);
-	raw_spin_unlock_irq(&new->lock);
-	put_cpu_ptr(twheel_bases);
-	/*
-	 * hrtimers_cpu_dying() has moved the dead CPU's hrtimer, still queued
-	 * for the old next event, to a live CPU, where it would run this empty
-	 * wheel for nothing, or, once @cpu is back, run its timers on the
-	 * wrong CPU. Nothing re-arms it now: twheel_program() of a dead base
-	 * only kicks the dead CPU, which fails. Wait for a running callback
-	 * (it takes old->lock, hence outside it).
-	 */
-	hrtimer_cancel(&old->hrtimer);
+	do {
+		twheel_lock(new);
+		raw_spin_lock_nested(&old->lock, SINGLE_DEPTH_NESTING);
+		done = twheel_move_some(old, new);
+		raw_spin_unlock(&old->lock);
+		twheel_unlock(new);
+		cond_resched();
+	} while (!done);
 	return 0;
 }
 
 static void twheel_base_init(struct twheel_base *base, unsigned int cpu)
 {
-	unsigned int idx;
-
 	raw_spin_lock_init(&base->lock);
 	base->cpu = cpu;
 	base->next_expiry = U64_MAX;
-	for (idx = 0; idx < WHEEL_SIZE; idx++)
-		INIT_LIST_HEAD(base->vectors + idx);
-	INIT_LIST_HEAD(&base->expired);
+	wheel_init(&base->wheel, tick_ns, ktime_get());
 	INIT_LIST_HEAD(&base->sleep_list);
 	hrtimer_setup(&base->hrtimer, twheel_hrtimer_fn, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_ABS_PINNED_SOFT);
 	INIT_CSD(&base->kick, twheel_kick_fn, base);
-	INIT_WORK(&base->work, twheel_work_fn);
+	INIT_WORK(&base->run_work, twheel_run_work_fn);
+	INIT_WORK(&base->sleep_work, twheel_sleep_work_fn);
 }
 
 static void twheel_base_stop(struct twheel_base *base)
 {
 	hrtimer_cancel(&base->hrtimer);
-	cancel_work_sync(&base->work);
+	cancel_work_sync(&base->run_work);
+	cancel_work_sync(&base->sleep_work);
 	/* A kick clears the flag under the lock; synchronize_rcu() does the rest. */
 	while (READ_ONCE(base->kick_queued))
 		cpu_relax();
@@ -1267,14 +1449,23 @@ static int __init twheel_init(void)
 				twheel_cpu_prepare, twheel_cpu_dead);
 	if (ret < 0)
 		goto out_destroy_wq;
-	twheel_hp_state = ret;
+	twheel_hp_prepare = ret;
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "twheel:online",
+				twheel_cpu_online, twheel_cpu_offline);
+	if (ret < 0)
+		goto out_remove_prepare;
+	twheel_hp_online = ret;
 	twheel_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file("stats", 0444, twheel_debugfs, NULL,
 			    &twheel_stats_fops);
+	debugfs_create_file("irqoff", 0644, twheel_debugfs, NULL,
+			    &twheel_irqoff_fops);
 	pr_info("tick %u us, %u levels of %lu slots per CPU\n", tick_us,
 		LVL_DEPTH, LVL_SIZE);
 	return 0;
 
+out_remove_prepare:
+	cpuhp_remove_state_nocalls(twheel_hp_prepare);
 out_destroy_wq:
 	destroy_workqueue(twheel_wq);
 out_free_bases:
@@ -1287,7 +1478,8 @@ static void __exit twheel_exit(void)
 	unsigned int cpu;
 
 	debugfs_remove_recursive(twheel_debugfs);
-	cpuhp_remove_state_nocalls(twheel_hp_state);
+	cpuhp_remove_state_nocalls(twheel_hp_online);
+	cpuhp_remove_state_nocalls(twheel_hp_prepare);
 	for_each_possible_cpu(cpu)
 		twheel_base_stop(per_cpu_ptr(twheel_bases, cpu));
 	/* An IPI handler runs with interrupts off, so this waits for it. */

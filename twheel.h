@@ -10,6 +10,7 @@
 
 #include <linux/ktime.h>
 #include <linux/list.h>
+#include <linux/lockdep.h>
 #include <linux/types.h>
 
 /* Flags for twheel_timer_init(); the high bits are twheel's own state. */
@@ -39,15 +40,17 @@ typedef void (*twheel_fn_t)(struct twheel_timer *timer);
  * @expires:	deadline, CLOCK_MONOTONIC nanoseconds
  * @function:	callback, called with the timer (use container_of())
  * @period:	nanoseconds between fires of a periodic timer, 0 for one-shot
- * @left:	fires left for a periodic timer, %TWHEEL_FOREVER for no limit
+ * @left:	deadlines left for a periodic timer, %TWHEEL_FOREVER for no limit
  * @fired:	deadline delivered by the last fire
  * @overruns:	deadlines the last fire stands for, besides @fired
  * @flags:	%TWHEEL_INIT_FLAGS and twheel's internal state bits
  * @cpu:	CPU whose wheel holds (or last held) the timer
  * @idx:	wheel slot index while pending
+ * @lockdep_map: the callback as a lock, for lockdep to check
+ *		twheel_cancel_sync() against (CONFIG_LOCKDEP only)
  *
  * All fields are private to twheel.c: use the accessors below. The struct
- * is 64 bytes on 64-bit architectures.
+ * is 64 bytes on 64-bit architectures without CONFIG_LOCKDEP.
  */
 struct twheel_timer {
 	struct list_head	entry;
@@ -60,16 +63,42 @@ struct twheel_timer {
 	u32			flags;
 	u16			cpu;
 	u16			idx;
+#ifdef CONFIG_LOCKDEP
+	struct lockdep_map	lockdep_map;
+#endif
 };
 
-void twheel_timer_init(struct twheel_timer *timer, twheel_fn_t function,
-		       u32 flags);
+void __twheel_timer_init(struct twheel_timer *timer, twheel_fn_t function,
+			 u32 flags, const char *name,
+			 struct lock_class_key *key);
+
+#ifdef CONFIG_LOCKDEP
+/*
+ * One lockdep class per call site and kind of callback (softirq or
+ * sleepable), as for timer_setup().
+ */
+#define twheel_timer_init(timer, function, flags)			\
+	do {								\
+		static struct lock_class_key __key[2];			\
+		u32 __flags = (flags);					\
+									\
+		__twheel_timer_init((timer), (function), __flags,	\
+				    #timer,				\
+				    &__key[!!(__flags & TWHEEL_SLEEPABLE)]); \
+	} while (0)
+#else
+#define twheel_timer_init(timer, function, flags)			\
+	__twheel_timer_init((timer), (function), (flags), NULL, NULL)
+#endif
+
 int twheel_add(struct twheel_timer *timer, ktime_t expires,
 	       enum twheel_mode mode);
 int twheel_add_on(struct twheel_timer *timer, ktime_t expires,
 		  enum twheel_mode mode, unsigned int cpu);
 int twheel_mod(struct twheel_timer *timer, ktime_t expires,
 	       enum twheel_mode mode);
+int twheel_mod_pending(struct twheel_timer *timer, ktime_t expires,
+		       enum twheel_mode mode);
 int twheel_reduce(struct twheel_timer *timer, ktime_t expires,
 		  enum twheel_mode mode);
 int twheel_set_period(struct twheel_timer *timer, u64 period_ns, u32 count);
@@ -95,6 +124,8 @@ u64 twheel_tick_ns(void);
  *			[0] under one tick, then
  *			[n] from 2^(n-1) up to 2^n ticks, the last one open
  * @level_pending:	timers filed at each level
+ * @irqoff_max_ns:	longest hold of the wheel's lock (interrupts off)
+ *			while debugfs twheel/irqoff was on, see twheel.rst
  * @hrtimer_armed:	the wheel's hrtimer is queued or running
  */
 struct twheel_stats {
@@ -106,13 +137,11 @@ struct twheel_stats {
 	u64	early;
 	u64	lateness[TWHEEL_LATE_BUCKETS];
 	u32	level_pending[TWHEEL_STATS_LEVELS];
+	u64	irqoff_max_ns;
 	bool	hrtimer_armed;
 };
 
 int twheel_cpu_stats(unsigned int cpu, struct twheel_stats *stats);
-
-/* For twheel's KUnit tests only (exported in namespace TWHEEL_KUNIT). */
-unsigned int twheel_calc_idx(u64 tick, u64 clk, u64 *event);
 
 /**
  * twheel_pending - is a timer queued to fire?
@@ -144,13 +173,14 @@ static inline u32 twheel_overruns(const struct twheel_timer *timer)
 }
 
 /**
- * twheel_fires_left - fires left for a periodic timer
+ * twheel_fires_left - deadlines left for a periodic timer
  * @timer: the timer
  *
  * Inside the callback, the fire being delivered is already counted: a
  * counted timer reads 0 in the callback of its last fire.
  *
- * Return: fires left, or %TWHEEL_FOREVER for an unlimited periodic timer.
+ * Return: deadlines left to deliver, or %TWHEEL_FOREVER for an unlimited
+ * periodic timer.
  */
 static inline u32 twheel_fires_left(const struct twheel_timer *timer)
 {

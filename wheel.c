@@ -316,6 +316,21 @@ static bool wheel_drain(struct wheel *w, unsigned int *budget)
 }
 
 /**
+ * wheel_forward - move the clock of a wheel with nothing due
+ * @w:		the wheel
+ * @now:	the current time in ns, before the wheel's next event
+ *
+ * Moves @clk up to @now's tick, so that timers are filed as low as their
+ * delays allow. The caller knows that no event is due by @now (so no slot
+ * is left behind); a cascade in progress keeps @clk where it is.
+ */
+static void wheel_forward(struct wheel *w, u64 now)
+{
+	if (w->drain == WHEEL_NONE)
+		w->clk = max(w->clk, wheel_ns_div(w, now));
+}
+
+/**
  * wheel_advance - process the wheel's events up to a time
  * @w:		the wheel
  * @now:	the current time in ns
@@ -340,10 +355,12 @@ static enum wheel_state wheel_advance(struct wheel *w, u64 now,
 		w->due = WHEEL_NONE;
 		idx = wheel_next_slot(w);
 		if (idx == WHEEL_NONE || wheel_slot_due(w, idx) > now) {
-			w->clk = max(w->clk, wheel_ns_div(w, now));
+			wheel_forward(w, now);
 			return WHEEL_IDLE;
 		}
 		tick = wheel_slot_tick(w->clk, wheel_lvl(idx), idx % LVL_SIZE);
+		/* Nothing is filed before @clk: see "Filing". */
+		WARN_ON_ONCE(tick < w->clk && (wheel_lvl(idx) || tick + 1 < w->clk));
 		if (!wheel_lvl(idx)) {
 			/*
 			 * A slot due before its tick has begun (its deadlines
