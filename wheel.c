@@ -44,6 +44,7 @@
  */
 
 #include <linux/bitops.h>
+#include <linux/bug.h>
 #include <linux/math64.h>
 
 #include "wheel.h"
@@ -360,7 +361,7 @@ static enum wheel_state wheel_advance(struct wheel *w, u64 now,
 		}
 		tick = wheel_slot_tick(w->clk, wheel_lvl(idx), idx % LVL_SIZE);
 		/* Nothing is filed before @clk: see "Filing". */
-		WARN_ON_ONCE(tick < w->clk && (wheel_lvl(idx) || tick + 1 < w->clk));
+		WARN_ON_ONCE(tick < w->clk);
 		if (!wheel_lvl(idx)) {
 			/*
 			 * A slot due before its tick has begun (its deadlines
