@@ -101,7 +101,7 @@ MODULE_PARM_DESC(max_user_timers, "Maximum timers per user over all files (defau
 #define TWD_HASH_MIN_BITS	6
 #define TWD_HASH_MAX_BITS	26
 
-/* Events taken off the ready list per round of read(): 320 bytes of stack. */
+/* Events taken off the ready list per round of read(): 384 bytes of stack. */
 #define TWD_READ_CHUNK		8
 
 /* twd_timer.flags */
@@ -111,7 +111,7 @@ MODULE_PARM_DESC(max_user_timers, "Maximum timers per user over all files (defau
 /* The features of TWHEEL_API 1. */
 #define TWD_FEATURES	(TWHEEL_FEATURE_ABS | TWHEEL_FEATURE_PERIODIC |	\
 			 TWHEEL_FEATURE_REPLACE | TWHEEL_FEATURE_BATCH |	\
-			 TWHEEL_FEATURE_MODIFY)
+			 TWHEEL_FEATURE_MODIFY | TWHEEL_FEATURE_EVENT_SIZE)
 
 /**
  * struct twd_user - the timers of one user, over all their files
@@ -141,6 +141,7 @@ static DEFINE_MUTEX(twd_users_lock);
  * @nqueued:	timers on @ready, under the event lock
  * @hash_key:	hsiphash key of this file's table
  * @user:	the user charged for the timers
+ * @event_size:	size of the records read() returns, under @mutex
  * @armed:	timers armed or replaced, under @mutex
  * @cancelled:	timers cancelled, under @mutex
  * @fired:	callbacks run, under the event lock
@@ -157,6 +158,7 @@ struct twd_ctx {
 	unsigned int		nqueued;
 	hsiphash_key_t		hash_key;
 	struct twd_user		*user;
+	unsigned int		event_size;
 	u64			armed;
 	u64			cancelled;
 	u64			fired;
@@ -665,15 +667,24 @@ union twd_ucmd {
 static long twd_ioc_version(struct twd_ctx *ctx, union twd_ucmd *u)
 {
 	struct twheel_version *v = &u->version;
+	u32 esize = v->want_event_size;
 
-	if (v->api != TWHEEL_API || v->__reserved)
+	if (v->api != TWHEEL_API)
 		return -EINVAL;
+	/* Multiples of 8 keep the records' __aligned_u64 fields aligned. */
+	if (esize && (esize < TWHEEL_EVENT_SIZE_VER0 ||
+		      esize > TWHEEL_EVENT_SIZE_MAX || !IS_ALIGNED(esize, 8)))
+		return -EINVAL;
+	mutex_lock(&ctx->mutex);
+	if (esize)
+		WRITE_ONCE(ctx->event_size, esize);
+	v->event_size = ctx->event_size;
+	mutex_unlock(&ctx->mutex);
 	v->features = TWD_FEATURES;
 	v->tick_ns = twheel_tick_ns();
 	v->min_period_ns = twheel_tick_ns();
 	v->max_timers = READ_ONCE(max_timers);
 	v->max_user_timers = READ_ONCE(max_user_timers);
-	v->event_size = sizeof(struct twheel_event);
 	return 0;
 }
 
@@ -714,7 +725,7 @@ static long twd_ioc_arm_batch(struct twd_ctx *ctx, union twd_ucmd *u)
 
 	if (b->flags)
 		return -EINVAL;
-	if (b->entry_size < sizeof(struct twheel_arm))
+	if (b->entry_size < TWHEEL_ARM_SIZE_VER0)
 		return -EINVAL;
 	if (b->entry_size > PAGE_SIZE)
 		return -E2BIG;
@@ -846,37 +857,45 @@ static long twd_ioc_cancel_all(struct twd_ctx *ctx, union twd_ucmd *u)
 /**
  * struct twd_ioctl_op - an ioctl: its handler and argument struct
  * @cmd:	the ioctl number; its size bits are not checked
- * @size:	the kernel's sizeof of the argument, also its minimum
+ * @size:	the kernel's sizeof of the argument
+ * @size_ver0:	the argument's first released size, the smallest accepted
  * @copy_out:	copy the argument back to the user on success
  * @fn:		the handler, given the argument copied in
  */
 struct twd_ioctl_op {
 	unsigned int	cmd;
 	unsigned int	size;
+	unsigned int	size_ver0;
 	bool		copy_out;
 	long		(*fn)(struct twd_ctx *ctx, union twd_ucmd *u);
 };
 
-#define TWD_IOCTL_OP(_cmd, _fn, _struct, _out)			\
+#define TWD_IOCTL_OP(_cmd, _fn, _struct, _ver0, _out)		\
 	{							\
 		.cmd = _cmd,					\
 		.size = sizeof(struct _struct),			\
+		.size_ver0 = _ver0,				\
 		.copy_out = _out,				\
 		.fn = _fn,					\
 	}
 
 static const struct twd_ioctl_op twd_ioctl_ops[] = {
-	TWD_IOCTL_OP(TWHEEL_IOC_VERSION, twd_ioc_version, twheel_version, true),
-	TWD_IOCTL_OP(TWHEEL_IOC_ARM, twd_ioc_arm, twheel_arm, false),
+	TWD_IOCTL_OP(TWHEEL_IOC_VERSION, twd_ioc_version, twheel_version,
+		     TWHEEL_VERSION_SIZE_VER0, true),
+	TWD_IOCTL_OP(TWHEEL_IOC_ARM, twd_ioc_arm, twheel_arm,
+		     TWHEEL_ARM_SIZE_VER0, false),
 	TWD_IOCTL_OP(TWHEEL_IOC_ARM_BATCH, twd_ioc_arm_batch, twheel_arm_batch,
-		     false),
-	TWD_IOCTL_OP(TWHEEL_IOC_CANCEL, twd_ioc_cancel, twheel_cancel, false),
+		     TWHEEL_ARM_BATCH_SIZE_VER0, false),
+	TWD_IOCTL_OP(TWHEEL_IOC_CANCEL, twd_ioc_cancel, twheel_cancel,
+		     TWHEEL_CANCEL_SIZE_VER0, false),
 	TWD_IOCTL_OP(TWHEEL_IOC_CANCEL_BATCH, twd_ioc_cancel_batch,
-		     twheel_cancel_batch, false),
-	TWD_IOCTL_OP(TWHEEL_IOC_MODIFY, twd_ioc_modify, twheel_modify, false),
-	TWD_IOCTL_OP(TWHEEL_IOC_QUERY, twd_ioc_query, twheel_query, true),
+		     twheel_cancel_batch, TWHEEL_CANCEL_BATCH_SIZE_VER0, false),
+	TWD_IOCTL_OP(TWHEEL_IOC_MODIFY, twd_ioc_modify, twheel_modify,
+		     TWHEEL_MODIFY_SIZE_VER0, false),
+	TWD_IOCTL_OP(TWHEEL_IOC_QUERY, twd_ioc_query, twheel_query,
+		     TWHEEL_QUERY_SIZE_VER0, true),
 	TWD_IOCTL_OP(TWHEEL_IOC_CANCEL_ALL, twd_ioc_cancel_all,
-		     twheel_cancel_all, false),
+		     twheel_cancel_all, TWHEEL_CANCEL_ALL_SIZE_VER0, false),
 };
 
 /* The struct's own size field, not the ioctl number, gives its size. */
@@ -906,16 +925,19 @@ static long twd_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 	if (get_user(usize, (u32 __user *)uarg))
 		return -EFAULT;
-	if (usize < op->size)
+	if (usize < op->size_ver0)
 		return -EINVAL;
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
-	ret = copy_struct_from_user(&u, op->size, uarg, usize);
+	ret = usize > PAGE_SIZE ? -E2BIG :
+	      copy_struct_from_user(&u, op->size, uarg, usize);
+	/* As sched_setattr(): tell the caller the size the kernel knows. */
+	if (ret == -E2BIG && put_user(op->size, (u32 __user *)uarg))
+		return -EFAULT;
 	if (ret)
 		return ret;
 
 	ret = op->fn(ctx, &u);
-	if (ret >= 0 && op->copy_out && copy_to_user(uarg, &u, op->size))
+	if (ret >= 0 && op->copy_out &&
+	    copy_to_user(uarg, &u, min_t(u32, usize, op->size)))
 		return -EFAULT;
 	return ret;
 }
@@ -999,26 +1021,52 @@ static void twd_reap(struct twd_ctx *ctx, struct twd_chunk *c, unsigned int n)
 	}
 }
 
-/* Copy up to @max events to @buf; returns bytes copied or -EFAULT. */
-static ssize_t twd_read_events(struct twd_ctx *ctx, char __user *buf,
-			       size_t max)
+/* Copy @n events of @c to @buf as records of @esize bytes. */
+static int twd_copy_events(struct twd_chunk *c, unsigned int n,
+			   char __user *buf, size_t esize)
 {
+	size_t ksize = sizeof(c->ev[0]);
+	unsigned int i;
+
+	if (esize == ksize)
+		return copy_to_user(buf, c->ev, n * ksize) ? -EFAULT : 0;
+	/* Records of another size: the caller's fields, zero beyond ours. */
+	for (i = 0; i < n; i++, buf += esize) {
+		if (copy_to_user(buf, &c->ev[i], min(esize, ksize)))
+			return -EFAULT;
+		if (esize > ksize && clear_user(buf + ksize, esize - ksize))
+			return -EFAULT;
+	}
+	return 0;
+}
+
+/*
+ * Copy events to @buf, as many records of the file's size as @count bytes
+ * hold; returns bytes copied, -EINVAL if not one fits, or -EFAULT.
+ */
+static ssize_t twd_read_events(struct twd_ctx *ctx, char __user *buf,
+			       size_t count)
+{
+	size_t esize = ctx->event_size, max = count / esize;
 	struct twd_chunk c;
 	ssize_t done = 0;
 	unsigned int n;
 
 	lockdep_assert_held(&ctx->mutex);
 
+	/* The size changed since twd_read() checked. */
+	if (!max)
+		return -EINVAL;
 	while (max) {
 		n = twd_take(ctx, &c, min_t(size_t, max, TWD_READ_CHUNK));
 		if (!n)
 			break;
-		if (copy_to_user(buf + done, c.ev, n * sizeof(c.ev[0]))) {
+		if (twd_copy_events(&c, n, buf + done, esize)) {
 			twd_untake(ctx, &c, n);
 			return done ? done : -EFAULT;
 		}
 		twd_reap(ctx, &c, n);
-		done += n * sizeof(c.ev[0]);
+		done += n * esize;
 		max -= n;
 	}
 	return done;
@@ -1052,7 +1100,8 @@ static ssize_t twd_read(struct file *file, char __user *buf, size_t count,
 	struct twd_ctx *ctx = file->private_data;
 	ssize_t ret;
 
-	if (count < sizeof(struct twheel_event))
+	/* Unlocked: a size set meanwhile is checked again under the mutex. */
+	if (count < READ_ONCE(ctx->event_size))
 		return -EINVAL;
 	/* Another reader may take the events between the wait and the copy. */
 	do {
@@ -1062,8 +1111,7 @@ static ssize_t twd_read(struct file *file, char __user *buf, size_t count,
 		ret = mutex_lock_interruptible(&ctx->mutex);
 		if (ret)
 			return ret;
-		ret = twd_read_events(ctx, buf,
-				      count / sizeof(struct twheel_event));
+		ret = twd_read_events(ctx, buf, count);
 		mutex_unlock(&ctx->mutex);
 	} while (!ret);
 	return ret;
@@ -1093,6 +1141,7 @@ static int twd_open(struct inode *inode, struct file *file)
 	if (!ctx)
 		return -ENOMEM;
 	ctx->hash_bits = TWD_HASH_MIN_BITS;
+	ctx->event_size = TWHEEL_EVENT_SIZE_VER0;
 	ctx->buckets = kvcalloc(BIT(ctx->hash_bits), sizeof(*ctx->buckets),
 				GFP_KERNEL_ACCOUNT);
 	if (!ctx->buckets)
@@ -1133,10 +1182,11 @@ static void twd_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct twd_ctx *ctx = file->private_data;
 	u64 armed, cancelled, fired, overruns, delivered;
-	unsigned int ntimers, nqueued;
+	unsigned int ntimers, nqueued, event_size;
 
 	mutex_lock(&ctx->mutex);
 	ntimers = ctx->ntimers;
+	event_size = ctx->event_size;
 	armed = ctx->armed;
 	cancelled = ctx->cancelled;
 	spin_lock_irq(&ctx->wqh.lock);
@@ -1152,6 +1202,7 @@ static void twd_show_fdinfo(struct seq_file *m, struct file *file)
 		   armed, cancelled, fired);
 	seq_printf(m, "overruns:\t%llu\ndelivered:\t%llu\n", overruns,
 		   delivered);
+	seq_printf(m, "event_size:\t%u\n", event_size);
 }
 
 static const struct file_operations twd_fops = {
@@ -1177,6 +1228,19 @@ static int __init twd_init(void)
 	int ret;
 
 	static_assert(IS_ENABLED(CONFIG_LOCKDEP) || sizeof(struct twd_timer) <= 144);
+	/* Structs grow; their first sizes stay accepted. */
+	static_assert(sizeof(struct twheel_version) >= TWHEEL_VERSION_SIZE_VER0);
+	static_assert(sizeof(struct twheel_arm) >= TWHEEL_ARM_SIZE_VER0);
+	static_assert(sizeof(struct twheel_arm_batch) >=
+		      TWHEEL_ARM_BATCH_SIZE_VER0);
+	static_assert(sizeof(struct twheel_cancel) >= TWHEEL_CANCEL_SIZE_VER0);
+	static_assert(sizeof(struct twheel_cancel_batch) >=
+		      TWHEEL_CANCEL_BATCH_SIZE_VER0);
+	static_assert(sizeof(struct twheel_modify) >= TWHEEL_MODIFY_SIZE_VER0);
+	static_assert(sizeof(struct twheel_query) >= TWHEEL_QUERY_SIZE_VER0);
+	static_assert(sizeof(struct twheel_cancel_all) >=
+		      TWHEEL_CANCEL_ALL_SIZE_VER0);
+	static_assert(sizeof(struct twheel_event) >= TWHEEL_EVENT_SIZE_VER0);
 	twd_cache = kmem_cache_create("twheel_dev_timer",
 				      sizeof(struct twd_timer), 0,
 				      SLAB_ACCOUNT, NULL);

@@ -40,6 +40,7 @@ TW_LAYOUT(twheel_version, tick_ns, 16);
 TW_LAYOUT(twheel_version, min_period_ns, 24);
 TW_LAYOUT(twheel_version, max_timers, 32);
 TW_LAYOUT(twheel_version, event_size, 40);
+TW_LAYOUT(twheel_version, want_event_size, 44);
 static_assert(sizeof(struct twheel_arm) == 48, "twheel_arm");
 TW_LAYOUT(twheel_arm, key, 8);
 TW_LAYOUT(twheel_arm, data, 16);

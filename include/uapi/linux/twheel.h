@@ -21,12 +21,23 @@
  * latency late) and are reported by read() as struct twheel_event records.
  *
  * Every ioctl takes a pointer to a struct that starts with a __u32 @size:
- * the caller's sizeof of the struct, so that structs can grow at their end.
- * A size smaller than the first version fails with -EINVAL; a larger one is
- * accepted if the bytes unknown to the kernel are zero, else -E2BIG. The
- * size encoded in the ioctl number is that of the first version and is not
+ * the caller's sizeof of the struct, so that structs can grow at their end,
+ * as the kernel's extensible structs do (openat2, clone3, sched_setattr).
+ * Every size from the struct's first released one (its *_SIZE_VER0) up is
+ * accepted: a smaller struct than the kernel's is zero-extended (new fields
+ * are 0, which always means what older callers expect); a larger one is
+ * accepted if the bytes unknown to the kernel are zero, else the ioctl fails
+ * with -E2BIG and writes the kernel's size of the struct into @size, so that
+ * the caller can retry with the fields the kernel knows. Structs the ioctl
+ * fills in are copied out for min(@size, kernel's size) bytes; the caller's
+ * bytes beyond are left as they were (zero, as they had to be). The size
+ * encoded in the ioctl number is that of the first version and is not
  * checked: the @size field is authoritative. Every __reserved field must be
  * zero and every unknown @flags bit must be clear, else -EINVAL.
+ *
+ * read() returns records of the size the file's user asked for in
+ * TWHEEL_IOC_VERSION (@want_event_size), TWHEEL_EVENT_SIZE_VER0 by default,
+ * so struct twheel_event can grow as well.
  *
  * ioctl magic 0xB9 (free in Documentation/userspace-api/ioctl/ioctl-number.rst
  * of v6.1), numbers 0x00-0x0F.
@@ -35,10 +46,11 @@
  *
  * - ENOTTY: unknown ioctl
  * - EFAULT: a pointer (the argument or one inside the struct) is invalid
- * - EINVAL: short @size, unknown @flags bit, nonzero __reserved field, or a
- *   value out of its domain (e.g. a period below one tick)
+ * - EINVAL: @size below the struct's *_SIZE_VER0, unknown @flags bit,
+ *   nonzero __reserved field, or a value out of its domain (e.g. a period
+ *   below one tick)
  * - E2BIG: @size is larger than the kernel knows and the tail is not zero,
- *   or @size is larger than a page
+ *   or @size is larger than a page; the kernel's size is written to @size
  * - ERANGE: the deadline lies beyond the wheel's range (KTIME_MAX ns)
  * - ENOENT: no timer with that key (or, for MODIFY, not pending any more)
  * - EEXIST: a timer with that key exists and TWHEEL_ARM_REPLACE was not set
@@ -57,6 +69,26 @@
 #define TWHEEL_FEATURE_REPLACE		0x4ULL	/* TWHEEL_ARM_REPLACE */
 #define TWHEEL_FEATURE_BATCH		0x8ULL	/* *_BATCH ioctls */
 #define TWHEEL_FEATURE_MODIFY		0x10ULL	/* TWHEEL_IOC_MODIFY */
+/* Added to TWHEEL_API 1 later; test the bit before relying on it. */
+#define TWHEEL_FEATURE_EVENT_SIZE	0x20ULL	/* @want_event_size */
+
+/*
+ * The first released size of each struct: the smallest @size accepted. A
+ * caller that wants to run on every kernel with TWHEEL_API 1 may always
+ * pass these sizes, at the price of the fields added since.
+ */
+#define TWHEEL_VERSION_SIZE_VER0	48
+#define TWHEEL_ARM_SIZE_VER0		48
+#define TWHEEL_ARM_BATCH_SIZE_VER0	32
+#define TWHEEL_CANCEL_SIZE_VER0		16
+#define TWHEEL_CANCEL_BATCH_SIZE_VER0	32
+#define TWHEEL_MODIFY_SIZE_VER0		40
+#define TWHEEL_QUERY_SIZE_VER0		64
+#define TWHEEL_CANCEL_ALL_SIZE_VER0	8
+#define TWHEEL_EVENT_SIZE_VER0		40	/* read() records */
+
+/* The largest event record read() can be asked for. */
+#define TWHEEL_EVENT_SIZE_MAX		4096
 
 /* A count of 0 (arm, modify) asks for a periodic timer that never stops. */
 #define TWHEEL_COUNT_FOREVER	0xffffffffU	/* as reported by QUERY */
@@ -71,8 +103,13 @@
  * @min_period_ns: out: the smallest period accepted (one tick)
  * @max_timers: out: the limit of timers per open file
  * @max_user_timers: out: the limit of timers per user, over all files
- * @event_size: out: sizeof(struct twheel_event) as read() returns it
- * @__reserved: must be 0
+ * @event_size: out: the size of the records read() returns on this file
+ * @want_event_size: in: the size of the records read() shall return on this
+ *	file from now on, the caller's sizeof(struct twheel_event); 0 keeps
+ *	the file's size (TWHEEL_EVENT_SIZE_VER0 until set). A multiple of 8
+ *	from TWHEEL_EVENT_SIZE_VER0 to TWHEEL_EVENT_SIZE_MAX, else -EINVAL.
+ *	Bytes of a record beyond the kernel's struct twheel_event are zero.
+ *	(This was __reserved, "must be 0", before TWHEEL_FEATURE_EVENT_SIZE.)
  *
  * Call it first. It fails with -EINVAL if @api is not one the kernel
  * implements.
@@ -86,7 +123,7 @@ struct twheel_version {
 	__u32 max_timers;
 	__u32 max_user_timers;
 	__u32 event_size;
-	__u32 __reserved;
+	__u32 want_event_size;
 };
 
 /* Flags of struct twheel_arm and struct twheel_modify */
@@ -98,9 +135,10 @@ struct twheel_version {
  * struct twheel_arm - TWHEEL_IOC_ARM: arm a timer
  * @size: sizeof(struct twheel_arm)
  * @flags: TWHEEL_ARM_ABS: @expiry_ns is an absolute CLOCK_MONOTONIC time,
- *	else nanoseconds from now; TWHEEL_ARM_REPLACE: a timer with @key is
- *	cancelled (its unread event discarded) and replaced atomically, else
- *	an existing @key fails with -EEXIST
+ *	else nanoseconds from now;
+ *	TWHEEL_ARM_REPLACE: a timer with @key is cancelled (its unread event
+ *	discarded) and replaced atomically, else an existing @key fails with
+ *	-EEXIST
  * @key: the caller's name of the timer, unique in the file
  * @data: returned in every event of the timer
  * @expiry_ns: the first deadline; a deadline in the past fires at once
@@ -128,7 +166,8 @@ struct twheel_arm {
  * @entries: user pointer to @count struct twheel_arm, @entry_size apart
  * @status: user pointer to @count __s32: 0 or the -errno of each entry
  * @count: number of entries
- * @entry_size: sizeof(struct twheel_arm); each entry's @size must equal it
+ * @entry_size: the caller's sizeof(struct twheel_arm), at least
+ *	TWHEEL_ARM_SIZE_VER0; each entry's @size must equal it
  *
  * Every entry is processed, as TWHEEL_IOC_ARM would; a bad entry does not
  * stop the others. The ioctl returns the number of timers armed, or an
@@ -268,6 +307,10 @@ struct twheel_cancel_all {
  *
  * A timer has at most one event waiting: a fire while its event is unread
  * adds to @overruns, so the queue is bounded and no expiry is lost.
+ *
+ * read() returns records of the size set with twheel_version's
+ * @want_event_size (TWHEEL_EVENT_SIZE_VER0 by default); fields added to
+ * this struct later are zero on kernels that do not know them.
  */
 struct twheel_event {
 	__aligned_u64 key;
