@@ -104,6 +104,9 @@ MODULE_PARM_DESC(max_user_timers, "Maximum timers per user over all files (defau
 /* Events taken off the ready list per round of read(): 384 bytes of stack. */
 #define TWD_READ_CHUNK		8
 
+/* Batch entries processed between checks for a fatal signal. */
+#define TWD_BATCH_CHUNK		64
+
 /* twd_timer.flags */
 #define TWD_LAST		BIT(0)	/* the queued event is the last fire */
 #define TWD_MODIFIED		BIT(1)	/* moved by MODIFY since it was armed */
@@ -111,7 +114,8 @@ MODULE_PARM_DESC(max_user_timers, "Maximum timers per user over all files (defau
 /* The features of TWHEEL_API 1. */
 #define TWD_FEATURES	(TWHEEL_FEATURE_ABS | TWHEEL_FEATURE_PERIODIC |	\
 			 TWHEEL_FEATURE_REPLACE | TWHEEL_FEATURE_BATCH |	\
-			 TWHEEL_FEATURE_MODIFY | TWHEEL_FEATURE_EVENT_SIZE)
+			 TWHEEL_FEATURE_MODIFY | TWHEEL_FEATURE_EVENT_SIZE |	\
+			 TWHEEL_FEATURE_BATCH_PROGRESS)
 
 /**
  * struct twd_user - the timers of one user, over all their files
@@ -698,7 +702,12 @@ static long twd_ioc_arm(struct twd_ctx *ctx, union twd_ucmd *u)
 	return ret;
 }
 
-/* Copy in and arm one batch entry of @usize bytes. */
+/*
+ * Copy in and arm one batch entry of @usize bytes. Unlike the ioctl's own
+ * argument, an entry with an unknown nonzero tail does not get the
+ * kernel's size written back: the entries are input only (the ioctl is
+ * _IOW), and the caller may be wrong about where they end.
+ */
 static int twd_arm_user(struct twd_ctx *ctx, const void __user *uarm,
 			u32 usize, u64 now)
 {
@@ -713,41 +722,82 @@ static int twd_arm_user(struct twd_ctx *ctx, const void __user *uarm,
 	return twd_arm(ctx, &arm, now);
 }
 
+/*
+ * What a batch returns: with TWHEEL_BATCH_PROGRESS the entries processed
+ * (@done), else those that took effect (@ok); @err if it stopped early,
+ * unless TWHEEL_BATCH_PROGRESS and some entries were processed.
+ */
+static long twd_batch_ret(u32 flags, u32 done, long ok, int err)
+{
+	if (flags & TWHEEL_BATCH_PROGRESS)
+		return done || !err ? done : err;
+	return err ?: ok;
+}
+
+/*
+ * Start a chunk of a batch: zero the status of its entries @first to @end,
+ * the status of every entry that succeeds, so that no entry takes effect
+ * where that could not be reported; a failed entry, which changes nothing,
+ * writes its errno itself.
+ */
+static int twd_batch_start(s32 __user *status, u32 first, u32 end)
+{
+	return clear_user(status + first, (end - first) * sizeof(*status)) ?
+	       -EFAULT : 0;
+}
+
+/*
+ * Between two chunks of a batch: stop for a fatal signal (the caller will
+ * never see the return value, but the timers of a shared file stay as far
+ * as the batch got), and let others run.
+ */
+static int twd_batch_pause(void)
+{
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	cond_resched();
+	return 0;
+}
+
 static long twd_ioc_arm_batch(struct twd_ctx *ctx, union twd_ucmd *u)
 {
 	const struct twheel_arm_batch *b = &u->arm_batch;
 	const u8 __user *entries = u64_to_user_ptr(b->entries);
 	s32 __user *status = u64_to_user_ptr(b->status);
-	bool fault = false;
+	u32 done = 0, end;
 	long armed = 0;
+	int err = 0;
 	u64 now;
-	u32 i;
 
-	if (b->flags)
+	if (b->flags & ~TWHEEL_BATCH_PROGRESS)
 		return -EINVAL;
 	if (b->entry_size < TWHEEL_ARM_SIZE_VER0)
 		return -EINVAL;
 	if (b->entry_size > PAGE_SIZE)
 		return -E2BIG;
-	if (clear_user(status, array_size(b->count, sizeof(*status))))
-		return -EFAULT;
 
 	now = ktime_get_ns();
 	mutex_lock(&ctx->mutex);
-	for (i = 0; i < b->count; i++) {
-		int ret = twd_arm_user(ctx, entries + (size_t)i * b->entry_size,
-				       b->entry_size, now);
+	while (done < b->count && !err) {
+		end = done + min_t(u32, b->count - done, TWD_BATCH_CHUNK);
+		err = twd_batch_start(status, done, end);
+		for (; !err && done < end; done++) {
+			int ret = twd_arm_user(ctx, entries + (size_t)done *
+					       b->entry_size, b->entry_size,
+					       now);
 
-		if (!ret)
-			armed++;
-		else if (put_user(ret, status + i))
-			fault = true;
-		if (fatal_signal_pending(current))
-			break;
-		cond_resched();
+			if (!ret) {
+				armed++;
+			} else if (put_user(ret, status + done)) {
+				err = -EFAULT;	/* stop before this entry */
+				break;
+			}
+		}
+		if (!err)
+			err = twd_batch_pause();
 	}
 	mutex_unlock(&ctx->mutex);
-	return fault ? -EFAULT : armed;
+	return twd_batch_ret(b->flags, done, armed, err);
 }
 
 static long twd_ioc_cancel(struct twd_ctx *ctx, union twd_ucmd *u)
@@ -767,31 +817,36 @@ static long twd_ioc_cancel_batch(struct twd_ctx *ctx, union twd_ucmd *u)
 	const struct twheel_cancel_batch *b = &u->cancel_batch;
 	const u64 __user *keys = u64_to_user_ptr(b->keys);
 	s32 __user *status = u64_to_user_ptr(b->status);
+	u32 done = 0, end;
 	long cancelled = 0;
-	bool fault = false;
-	u32 i;
+	int err = 0;
 
-	if (b->flags || b->__reserved)
+	if (b->flags & ~TWHEEL_BATCH_PROGRESS || b->__reserved)
 		return -EINVAL;
-	if (clear_user(status, array_size(b->count, sizeof(*status))))
-		return -EFAULT;
 
 	mutex_lock(&ctx->mutex);
-	for (i = 0; i < b->count; i++) {
-		u64 key;
-		int ret;
+	while (done < b->count && !err) {
+		end = done + min_t(u32, b->count - done, TWD_BATCH_CHUNK);
+		err = twd_batch_start(status, done, end);
+		for (; !err && done < end; done++) {
+			u64 key;
+			int ret;
 
-		ret = get_user(key, keys + i);
-		if (!ret)
-			ret = twd_cancel(ctx, key);
-		if (!ret)
-			cancelled++;
-		else if (put_user(ret, status + i))
-			fault = true;
-		cond_resched();
+			ret = get_user(key, keys + done);
+			if (!ret)
+				ret = twd_cancel(ctx, key);
+			if (!ret) {
+				cancelled++;
+			} else if (put_user(ret, status + done)) {
+				err = -EFAULT;	/* stop before this entry */
+				break;
+			}
+		}
+		if (!err)
+			err = twd_batch_pause();
 	}
 	mutex_unlock(&ctx->mutex);
-	return fault ? -EFAULT : cancelled;
+	return twd_batch_ret(b->flags, done, cancelled, err);
 }
 
 static long twd_ioc_modify(struct twd_ctx *ctx, union twd_ucmd *u)

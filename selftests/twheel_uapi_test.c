@@ -7,12 +7,16 @@
  *   header whose structs (and struct twheel_event) have grown by a field the
  *   running kernel does not know. Both must work, and a v2 client that uses
  *   its new field learns the kernel's size from -E2BIG.
+ * - batch_*: batches go in chunks, stop for a fatal signal and report how
+ *   far they got.
  *
  * Each test arms a sentinel timer first; the teardown checks that it still
  * fires, with the right key and data: no bad input loses another timer.
  */
 #define _GNU_SOURCE
 #include <assert.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include "twheel_test.h"
 #include "kselftest_harness.h"
@@ -197,7 +201,7 @@ TEST_F(uapi, size_ver0_v2_client_e2big_writes_size)
 	struct query_v2 q = { .v1 = { .size = sizeof(q), .key = 1 },
 			      .clockid = 1 };
 	struct arm_v2 e = { .v1 = tw_arm_rel(2, 32, 10000 * MS), .slack_ns = 1 };
-	__s32 status = 1;
+	__s32 status = TWHEEL_STATUS_UNDONE;
 	struct twheel_arm_batch ab = {
 		.size = sizeof(ab), .entries = (uintptr_t)&e,
 		.status = (uintptr_t)&status, .count = 1,
@@ -310,6 +314,163 @@ TEST_F(uapi, size_ver0_event_size_per_file)
 				    0, 0, 0));
 	close(fd2);
 	close(fd3);
+}
+
+/* Fill @n status slots with TWHEEL_STATUS_UNDONE. */
+static void status_undone(__s32 *status, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		status[i] = TWHEEL_STATUS_UNDONE;
+}
+
+/*
+ * A status array that faults part way: the chunks before the fault are
+ * processed and reported, nothing after it; TWHEEL_BATCH_PROGRESS says
+ * how far, the default return is -EFAULT.
+ */
+TEST_F(uapi, batch_status_fault_stops_between_chunks)
+{
+	char *p = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* 100 slots, the last 36 in the PROT_NONE page. */
+	__s32 *status = (__s32 *)(p + 4096) - 64;
+	__u64 keys[100];
+	struct twheel_arm e[100];
+	struct twheel_arm_batch ab = {
+		.size = sizeof(ab), .entries = (uintptr_t)e,
+		.status = (uintptr_t)status, .count = 100,
+		.entry_size = sizeof(e[0]),
+	};
+	struct twheel_cancel_batch cb = {
+		.size = sizeof(cb), .keys = (uintptr_t)keys,
+		.status = (uintptr_t)status, .count = 100,
+	};
+	struct twheel_query q;
+	int i;
+
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, mprotect(p + 4096, 4096, PROT_NONE));
+	for (i = 0; i < 100; i++) {
+		e[i] = tw_arm_rel(1000 + i, i, 10000 * MS);
+		keys[i] = 1000 + i;
+	}
+	e[5].flags = 1U << 30;	/* a bad entry, reported in its status */
+	status_undone(status, 64);
+	EXPECT_EQ(-EFAULT, tw_ioctl_ret(self->fd, TWHEEL_IOC_ARM_BATCH, &ab));
+	EXPECT_EQ(0, status[0]);
+	EXPECT_EQ(-EINVAL, status[5]);
+	EXPECT_EQ(0, status[63]);
+	EXPECT_EQ(0, tw_query(self->fd, 1063, &q));
+	EXPECT_EQ(-ENOENT, tw_query(self->fd, 1064, &q));
+	EXPECT_EQ(1 + 63, tw_fdinfo(self->fd, "timers"));
+
+	status_undone(status, 64);
+	ab.flags = TWHEEL_BATCH_PROGRESS;
+	e[5].flags = 0;
+	EXPECT_EQ(64, tw_ioctl_ret(self->fd, TWHEEL_IOC_ARM_BATCH, &ab));
+	EXPECT_EQ(0, status[5]);
+	EXPECT_EQ(-EEXIST, status[6]);
+	/* Faulting at the first chunk: nothing processed, -EFAULT. */
+	ab.status = (uintptr_t)(p + 4096);
+	EXPECT_EQ(-EFAULT, tw_ioctl_ret(self->fd, TWHEEL_IOC_ARM_BATCH, &ab));
+	EXPECT_EQ(1 + 64, tw_fdinfo(self->fd, "timers"));
+
+	/* The same for CANCEL_BATCH. */
+	status_undone(status, 64);
+	cb.flags = TWHEEL_BATCH_PROGRESS;
+	EXPECT_EQ(64, tw_ioctl_ret(self->fd, TWHEEL_IOC_CANCEL_BATCH, &cb));
+	EXPECT_EQ(0, status[63]);
+	EXPECT_EQ(1, tw_fdinfo(self->fd, "timers"));
+	/* Unknown batch flags. */
+	cb.flags = 2;
+	EXPECT_EQ(-EINVAL, tw_ioctl_ret(self->fd, TWHEEL_IOC_CANCEL_BATCH, &cb));
+	ab.flags = 1U << 31;
+	EXPECT_EQ(-EINVAL, tw_ioctl_ret(self->fd, TWHEEL_IOC_ARM_BATCH, &ab));
+	munmap(p, 2 * 4096);
+}
+
+/*
+ * A huge batch dies at once with its caller. The child runs a batch of
+ * 2^24 entries that reads zero pages (keys 0, or entries of size 0, each
+ * failing on its own) on the parent's file; the parent kills it once the
+ * batch has started. The child must be gone within a second or two, the
+ * status array must show where it stopped (a chunk boundary), and the
+ * parent's timers must be intact.
+ */
+static void batch_killed(struct __test_metadata *_metadata, int fd, int arm)
+{
+	const size_t n = 1 << 24;
+	__s32 *status = mmap(NULL, n * sizeof(*status), PROT_READ | PROT_WRITE,
+			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	size_t esize = arm ? sizeof(struct twheel_arm) : sizeof(__u64);
+	void *zeros = mmap(NULL, n * esize, PROT_READ,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	struct timespec t0, t1;
+	size_t i, done;
+	pid_t pid;
+	int wst;
+	long ms;
+
+	ASSERT_NE(MAP_FAILED, status);
+	ASSERT_NE(MAP_FAILED, zeros);
+	status_undone(status, n);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct twheel_arm_batch ab = {
+			.size = sizeof(ab), .entries = (uintptr_t)zeros,
+			.status = (uintptr_t)status, .count = n,
+			.entry_size = sizeof(struct twheel_arm),
+		};
+		struct twheel_cancel_batch cb = {
+			.size = sizeof(cb), .keys = (uintptr_t)zeros,
+			.status = (uintptr_t)status, .count = n,
+		};
+
+		if (arm)
+			ioctl(fd, TWHEEL_IOC_ARM_BATCH, &ab);
+		else
+			ioctl(fd, TWHEEL_IOC_CANCEL_BATCH, &cb);
+		_exit(3);	/* finished: not what the test wants */
+	}
+	/* Wait until the batch runs, then kill it. */
+	for (i = 0; i < 10000 && status[0] == TWHEEL_STATUS_UNDONE; i++)
+		tw_sleep_ms(1);
+	ASSERT_NE(TWHEEL_STATUS_UNDONE, status[0]);
+	tw_sleep_ms(100);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &wst, 0));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	EXPECT_TRUE(WIFSIGNALED(wst));
+	EXPECT_GT(2000, ms);
+	for (done = 0; done < n && status[done] != TWHEEL_STATUS_UNDONE; done++)
+		if (status[done] != (arm ? -EINVAL : -ENOENT))
+			break;
+	for (i = done; i < n && status[i] == TWHEEL_STATUS_UNDONE; i++)
+		;
+	printf("# %s batch killed after %zu of %zu entries, reaped in %ld ms\n",
+	       arm ? "arm" : "cancel", done, n, ms);
+	EXPECT_LT(0, done);
+	EXPECT_GT(n, done);
+	EXPECT_EQ(0, done % 64);
+	EXPECT_EQ(n, i);	/* nothing after the stop was touched */
+	EXPECT_EQ(1, tw_fdinfo(fd, "timers"));
+	munmap(status, n * sizeof(*status));
+	munmap(zeros, n * esize);
+}
+
+TEST_F(uapi, batch_cancel_killable)
+{
+	batch_killed(_metadata, self->fd, 0);
+}
+
+TEST_F(uapi, batch_arm_killable)
+{
+	batch_killed(_metadata, self->fd, 1);
 }
 
 TW_HARNESS_MAIN

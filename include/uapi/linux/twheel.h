@@ -71,6 +71,7 @@
 #define TWHEEL_FEATURE_MODIFY		0x10ULL	/* TWHEEL_IOC_MODIFY */
 /* Added to TWHEEL_API 1 later; test the bit before relying on it. */
 #define TWHEEL_FEATURE_EVENT_SIZE	0x20ULL	/* @want_event_size */
+#define TWHEEL_FEATURE_BATCH_PROGRESS	0x40ULL	/* TWHEEL_BATCH_PROGRESS */
 
 /*
  * The first released size of each struct: the smallest @size accepted. A
@@ -159,20 +160,36 @@ struct twheel_arm {
 	__u32 __reserved;
 };
 
+/* Flags of struct twheel_arm_batch and struct twheel_cancel_batch */
+#define TWHEEL_BATCH_PROGRESS	0x1U	/* return the entries processed */
+
+/* A @status value no entry yields: fill @status with it to see progress. */
+#define TWHEEL_STATUS_UNDONE	1
+
 /**
  * struct twheel_arm_batch - TWHEEL_IOC_ARM_BATCH: arm many timers
  * @size: sizeof(struct twheel_arm_batch)
- * @flags: must be 0
+ * @flags: TWHEEL_BATCH_PROGRESS: return the number of entries processed
+ *	instead of the number of timers armed
  * @entries: user pointer to @count struct twheel_arm, @entry_size apart
  * @status: user pointer to @count __s32: 0 or the -errno of each entry
  * @count: number of entries
  * @entry_size: the caller's sizeof(struct twheel_arm), at least
  *	TWHEEL_ARM_SIZE_VER0; each entry's @size must equal it
  *
- * Every entry is processed, as TWHEEL_IOC_ARM would; a bad entry does not
- * stop the others. The ioctl returns the number of timers armed, or an
- * error for a bad batch header (or an unwritable @status array, which is
- * checked before any entry is processed).
+ * Every entry is processed in order, as TWHEEL_IOC_ARM would; a bad entry
+ * does not stop the others. Entries go in chunks of 64: a chunk's @status
+ * slots are zeroed when it starts (0 is what a successful entry reports; a
+ * failed entry, which changes nothing, writes its -errno), and a fatal
+ * signal stops the batch between chunks. A @status array that cannot be
+ * written stops the batch before the chunk, or the failed entry, whose
+ * status it could not take, so no entry takes effect unreported. Chunks
+ * not started keep the @status values the caller put there
+ * (TWHEEL_STATUS_UNDONE tells them apart). The ioctl returns the number
+ * of timers armed, or with TWHEEL_BATCH_PROGRESS the number of entries
+ * processed (@count unless the batch stopped early); -EFAULT if @status
+ * faulted (with TWHEEL_BATCH_PROGRESS: only if before the first entry), or
+ * -EINVAL/-E2BIG for a bad header.
  */
 struct twheel_arm_batch {
 	__u32 size;
@@ -201,13 +218,15 @@ struct twheel_cancel {
 /**
  * struct twheel_cancel_batch - TWHEEL_IOC_CANCEL_BATCH: cancel many timers
  * @size: sizeof(struct twheel_cancel_batch)
- * @flags: must be 0
+ * @flags: TWHEEL_BATCH_PROGRESS: return the number of keys processed
+ *	instead of the number of timers cancelled
  * @keys: user pointer to @count __u64 keys
  * @status: user pointer to @count __s32: 0 or -ENOENT (or -EFAULT)
  * @count: number of keys
  * @__reserved: must be 0
  *
- * Returns the number of timers cancelled.
+ * Returns the number of timers cancelled. Chunks, fatal signals, faults and
+ * TWHEEL_BATCH_PROGRESS as for struct twheel_arm_batch.
  */
 struct twheel_cancel_batch {
 	__u32 size;
