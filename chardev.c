@@ -81,6 +81,7 @@
 #include <linux/seq_file.h>
 #include <linux/siphash.h>
 #include <linux/slab.h>
+#include <linux/time_namespace.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 
@@ -115,7 +116,7 @@ MODULE_PARM_DESC(max_user_timers, "Maximum timers per user over all files (defau
 #define TWD_FEATURES	(TWHEEL_FEATURE_ABS | TWHEEL_FEATURE_PERIODIC |	\
 			 TWHEEL_FEATURE_REPLACE | TWHEEL_FEATURE_BATCH |	\
 			 TWHEEL_FEATURE_MODIFY | TWHEEL_FEATURE_EVENT_SIZE |	\
-			 TWHEEL_FEATURE_BATCH_PROGRESS)
+			 TWHEEL_FEATURE_TIMENS | TWHEEL_FEATURE_BATCH_PROGRESS)
 
 /**
  * struct twd_user - the timers of one user, over all their files
@@ -436,13 +437,60 @@ static void twd_timer_kill(struct twd_ctx *ctx, struct twd_timer *t)
 	ctx->cancelled++;
 }
 
+/* ---- time namespaces ---- */
+
+/*
+ * CLOCK_MONOTONIC of current's time namespace minus the host's, in ns.
+ * timerfd converts with timens_ktime_to_host(), which a module cannot
+ * call: it is inline but uses init_time_ns and do_timens_ktime_to_host(),
+ * neither exported (v6.1). timens_add_monotonic(), inline too, reads the
+ * same offsets through current->nsproxy and nothing else; without
+ * CONFIG_TIME_NS it adds nothing.
+ */
+static s64 twd_timens_offset(void)
+{
+	struct timespec64 ts = { 0, 0 };
+
+	timens_add_monotonic(&ts);
+	return timespec64_to_ns(&ts);
+}
+
+/*
+ * A time of a namespace @offset ns ahead of the host, as host time, as
+ * do_timens_ktime_to_host() converts it: a time before the offset is
+ * already past (0). @t is at most KTIME_MAX, and offsets are limited to
+ * KTIME_SEC_MAX / 2 seconds, so the result fits in a u64; the caller
+ * checks it against KTIME_MAX.
+ */
+static u64 twd_time_to_host(u64 t, s64 offset)
+{
+	if ((s64)t < offset)
+		return 0;
+	return t - offset;
+}
+
+/* A host time as the namespace @offset ns ahead sees it; 0 before its zero. */
+static u64 twd_time_from_host(u64 t, s64 offset)
+{
+	if (offset < 0 && t < (u64)-offset)
+		return 0;
+	return t + offset;
+}
+
 /* ---- ioctl argument checks ---- */
 
-/* The absolute deadline of @expiry (relative to @now unless @abs). */
-static int twd_deadline(u64 expiry, bool abs, u64 now, u64 *deadline)
+/*
+ * The absolute deadline, in host time, of @expiry: relative to @now (host
+ * time) unless @abs, then a time of the namespace @tns ns ahead.
+ */
+static int twd_deadline(u64 expiry, bool abs, u64 now, s64 tns, u64 *deadline)
 {
 	if (!abs && check_add_overflow(now, expiry, &expiry))
 		return -ERANGE;
+	if (expiry > KTIME_MAX)
+		return -ERANGE;
+	if (abs)
+		expiry = twd_time_to_host(expiry, tns);
 	if (expiry > KTIME_MAX)
 		return -ERANGE;
 	*deadline = expiry;
@@ -457,7 +505,8 @@ static int twd_check_period(u64 period, u32 count)
 	return period < twheel_tick_ns() ? -EINVAL : 0;
 }
 
-static int twd_check_arm(const struct twheel_arm *arm, u64 now, u64 *deadline)
+static int twd_check_arm(const struct twheel_arm *arm, u64 now, s64 tns,
+			 u64 *deadline)
 {
 	int ret;
 
@@ -469,7 +518,7 @@ static int twd_check_arm(const struct twheel_arm *arm, u64 now, u64 *deadline)
 	if (ret)
 		return ret;
 	return twd_deadline(arm->expiry_ns, arm->flags & TWHEEL_ARM_ABS, now,
-			    deadline);
+			    tns, deadline);
 }
 
 /* ---- ioctl operations, called with ctx->mutex held ---- */
@@ -539,7 +588,8 @@ static int twd_arm_replace(struct twd_ctx *ctx, struct twd_timer *t,
 	return ret;
 }
 
-static int twd_arm(struct twd_ctx *ctx, const struct twheel_arm *arm, u64 now)
+static int twd_arm(struct twd_ctx *ctx, const struct twheel_arm *arm, u64 now,
+		   s64 tns)
 {
 	struct twd_timer *t;
 	u64 deadline;
@@ -547,7 +597,7 @@ static int twd_arm(struct twd_ctx *ctx, const struct twheel_arm *arm, u64 now)
 
 	lockdep_assert_held(&ctx->mutex);
 
-	ret = twd_check_arm(arm, now, &deadline);
+	ret = twd_check_arm(arm, now, tns, &deadline);
 	if (ret)
 		return ret;
 	t = twd_lookup(ctx, arm->key);
@@ -627,7 +677,7 @@ out_unlock:
 }
 
 static void twd_query(struct twd_ctx *ctx, struct twd_timer *t,
-		      struct twheel_query *q)
+		      struct twheel_query *q, s64 tns)
 {
 	s64 remaining;
 	u32 left;
@@ -653,6 +703,7 @@ static void twd_query(struct twd_ctx *ctx, struct twd_timer *t,
 	q->period_ns = t->period;
 	q->data = t->data;
 	q->overruns = list_empty(&t->ready) ? 0 : t->overruns;
+	q->deadline_ns = twd_time_from_host(q->deadline_ns, tns);
 }
 
 /* ---- ioctl() ---- */
@@ -697,7 +748,7 @@ static long twd_ioc_arm(struct twd_ctx *ctx, union twd_ucmd *u)
 	long ret;
 
 	mutex_lock(&ctx->mutex);
-	ret = twd_arm(ctx, &u->arm, ktime_get_ns());
+	ret = twd_arm(ctx, &u->arm, ktime_get_ns(), twd_timens_offset());
 	mutex_unlock(&ctx->mutex);
 	return ret;
 }
@@ -709,7 +760,7 @@ static long twd_ioc_arm(struct twd_ctx *ctx, union twd_ucmd *u)
  * _IOW), and the caller may be wrong about where they end.
  */
 static int twd_arm_user(struct twd_ctx *ctx, const void __user *uarm,
-			u32 usize, u64 now)
+			u32 usize, u64 now, s64 tns)
 {
 	struct twheel_arm arm;
 	int ret;
@@ -719,7 +770,7 @@ static int twd_arm_user(struct twd_ctx *ctx, const void __user *uarm,
 		return ret;
 	if (arm.size != usize)
 		return -EINVAL;
-	return twd_arm(ctx, &arm, now);
+	return twd_arm(ctx, &arm, now, tns);
 }
 
 /*
@@ -764,6 +815,7 @@ static long twd_ioc_arm_batch(struct twd_ctx *ctx, union twd_ucmd *u)
 	const struct twheel_arm_batch *b = &u->arm_batch;
 	const u8 __user *entries = u64_to_user_ptr(b->entries);
 	s32 __user *status = u64_to_user_ptr(b->status);
+	s64 tns = twd_timens_offset();
 	u32 done = 0, end;
 	long armed = 0;
 	int err = 0;
@@ -784,7 +836,7 @@ static long twd_ioc_arm_batch(struct twd_ctx *ctx, union twd_ucmd *u)
 		for (; !err && done < end; done++) {
 			int ret = twd_arm_user(ctx, entries + (size_t)done *
 					       b->entry_size, b->entry_size,
-					       now);
+					       now, tns);
 
 			if (!ret) {
 				armed++;
@@ -866,7 +918,7 @@ static long twd_ioc_modify(struct twd_ctx *ctx, union twd_ucmd *u)
 	if (ret)
 		return ret;
 	ret = twd_deadline(mod->expiry_ns, mod->flags & TWHEEL_ARM_ABS,
-			   ktime_get_ns(), &deadline);
+			   ktime_get_ns(), twd_timens_offset(), &deadline);
 	if (ret)
 		return ret;
 
@@ -879,6 +931,7 @@ static long twd_ioc_modify(struct twd_ctx *ctx, union twd_ucmd *u)
 static long twd_ioc_query(struct twd_ctx *ctx, union twd_ucmd *u)
 {
 	struct twheel_query *q = &u->query;
+	s64 tns = twd_timens_offset();
 	struct twd_timer *t;
 	long ret = 0;
 
@@ -888,7 +941,7 @@ static long twd_ioc_query(struct twd_ctx *ctx, union twd_ucmd *u)
 	t = twd_lookup(ctx, q->key);
 	if (t) {
 		spin_lock_irq(&ctx->wqh.lock);
-		twd_query(ctx, t, q);
+		twd_query(ctx, t, q, tns);
 		spin_unlock_irq(&ctx->wqh.lock);
 	} else {
 		ret = -ENOENT;
@@ -1076,13 +1129,21 @@ static void twd_reap(struct twd_ctx *ctx, struct twd_chunk *c, unsigned int n)
 	}
 }
 
-/* Copy @n events of @c to @buf as records of @esize bytes. */
+/*
+ * Copy @n events of @c to @buf as records of @esize bytes, their times
+ * converted to the namespace @tns ns ahead of the host.
+ */
 static int twd_copy_events(struct twd_chunk *c, unsigned int n,
-			   char __user *buf, size_t esize)
+			   char __user *buf, size_t esize, s64 tns)
 {
 	size_t ksize = sizeof(c->ev[0]);
 	unsigned int i;
 
+	for (i = 0; i < n; i++) {
+		c->ev[i].deadline_ns = twd_time_from_host(c->ev[i].deadline_ns,
+							  tns);
+		c->ev[i].fire_ns = twd_time_from_host(c->ev[i].fire_ns, tns);
+	}
 	if (esize == ksize)
 		return copy_to_user(buf, c->ev, n * ksize) ? -EFAULT : 0;
 	/* Records of another size: the caller's fields, zero beyond ours. */
@@ -1103,6 +1164,7 @@ static ssize_t twd_read_events(struct twd_ctx *ctx, char __user *buf,
 			       size_t count)
 {
 	size_t esize = ctx->event_size, max = count / esize;
+	s64 tns = twd_timens_offset();
 	struct twd_chunk c;
 	ssize_t done = 0;
 	unsigned int n;
@@ -1116,7 +1178,7 @@ static ssize_t twd_read_events(struct twd_ctx *ctx, char __user *buf,
 		n = twd_take(ctx, &c, min_t(size_t, max, TWD_READ_CHUNK));
 		if (!n)
 			break;
-		if (twd_copy_events(&c, n, buf + done, esize)) {
+		if (twd_copy_events(&c, n, buf + done, esize, tns)) {
 			twd_untake(ctx, &c, n);
 			return done ? done : -EFAULT;
 		}

@@ -9,12 +9,15 @@
  *   its new field learns the kernel's size from -E2BIG.
  * - batch_*: batches go in chunks, stop for a fatal signal and report how
  *   far they got.
+ * - timens_*: absolute times in and out are those of the caller's time
+ *   namespace.
  *
  * Each test arms a sentinel timer first; the teardown checks that it still
  * fires, with the right key and data: no bad input loses another timer.
  */
 #define _GNU_SOURCE
 #include <assert.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -22,6 +25,10 @@
 #include "kselftest_harness.h"
 
 #define SENTINEL	0x5e5e5e5eULL
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME	0x00000080
+#endif
 
 /* What a "v2" header would declare: each struct with one more field. */
 struct arm_v2 {
@@ -471,6 +478,181 @@ TEST_F(uapi, batch_cancel_killable)
 TEST_F(uapi, batch_arm_killable)
 {
 	batch_killed(_metadata, self->fd, 1);
+}
+
+/*
+ * The test process enters a new time namespace whose CLOCK_MONOTONIC is
+ * @offset_s seconds ahead, by forking: unshare(CLONE_NEWTIME) moves only
+ * its children, and the offsets can be written only before one enters.
+ * Returns the child's pid (0 in the child), or -errno if the kernel has
+ * no time namespaces.
+ */
+static int timens_fork(long offset_s)
+{
+	char buf[64];
+	int fd, len;
+
+	if (unshare(CLONE_NEWTIME))
+		return -errno;
+	fd = open("/proc/self/timens_offsets", O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	len = snprintf(buf, sizeof(buf), "monotonic %ld 0\n", offset_s);
+	if (write(fd, buf, len) != len) {
+		close(fd);
+		return -errno;
+	}
+	close(fd);
+	return fork();
+}
+
+#define TIMENS_OFFSET_S	(10 * 86400L)	/* 10 days ahead of the host */
+
+/*
+ * In the namespace: exit with the number of the first failed check. Its
+ * own file for what it reads (the parent's sentinel fires meanwhile), the
+ * parent's @pfd for a timer the parent checks.
+ */
+static int timens_child(int pfd, __u64 tick_ns)
+{
+	__u64 now = tw_now(), host_now, d1, d2;
+	int fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
+	struct twheel_query q;
+	struct twheel_event ev[1];
+
+	/* The namespace's clock is ahead: otherwise the test is moot. */
+	if (now < TIMENS_OFFSET_S * 1000000000ULL)
+		return 10;
+	if (fd < 0)
+		return 9;
+	host_now = now - TIMENS_OFFSET_S * 1000000000ULL;
+	/* 200 ms from the namespace's now. */
+	d1 = now + 200 * MS;
+	if (tw_arm(fd, 1, 1, d1, 0, 0, TWHEEL_ARM_ABS))
+		return 11;
+	if (tw_query(fd, 1, &q) || q.deadline_ns != d1 ||
+	    q.remaining_ns > 200 * MS)
+		return 12;
+	/* A second ago in the namespace: fires at once, reported as given. */
+	d2 = now - 1000 * MS;
+	if (tw_arm(fd, 2, 2, d2, 0, 0, TWHEEL_ARM_ABS))
+		return 13;
+	if (tw_read_n(fd, ev, 1, 5000) != 1 || ev[0].key != 2)
+		return 14;
+	if (ev[0].deadline_ns != d2 || ev[0].fire_ns < now ||
+	    ev[0].fire_ns > tw_now())
+		return 15;
+	/*
+	 * Host time, before the namespace's offset: long past, taken as
+	 * the host's 0 as timens_ktime_to_host() does, reported as such.
+	 */
+	if (tw_arm(fd, 6, 6, host_now, 0, 0, TWHEEL_ARM_ABS))
+		return 24;
+	if (tw_read_n(fd, ev, 1, 5000) != 1 || ev[0].key != 6 ||
+	    ev[0].deadline_ns != TIMENS_OFFSET_S * 1000000000ULL ||
+	    ev[0].fire_ns < now)
+		return 25;
+	/* Key 1 fires 200 ms later, not 10 days later, and not early. */
+	if (tw_read_n(fd, ev, 1, 5000) != 1 || ev[0].key != 1)
+		return 16;
+	if (ev[0].deadline_ns != d1 || !tw_late_ok(&ev[0], tick_ns))
+		return 17;
+	if (tw_now() < d1)
+		return 18;
+	/* MODIFY to an absolute time of the namespace. */
+	if (tw_arm(fd, 3, 3, 100000 * MS, 0, 0, 0))
+		return 19;
+	{
+		struct twheel_modify m = {
+			.size = sizeof(m), .key = 3, .flags = TWHEEL_ARM_ABS,
+			.expiry_ns = tw_now() + 50 * MS,
+		};
+
+		if (tw_ioctl(fd, TWHEEL_IOC_MODIFY, &m))
+			return 20;
+		if (tw_read_n(fd, ev, 1, 5000) != 1 || ev[0].key != 3 ||
+		    ev[0].deadline_ns != m.expiry_ns ||
+		    !tw_late_ok(&ev[0], tick_ns))
+			return 21;
+	}
+	/* Far beyond the range, in the namespace as in the host. */
+	if (tw_arm(fd, 4, 0, (__u64)INT64_MAX + 1, 0, 0, TWHEEL_ARM_ABS) !=
+	    -ERANGE)
+		return 22;
+	/* Left for the parent: key 5, 10 s ahead in the namespace. */
+	if (tw_arm(pfd, 5, 5, tw_now() + 10000 * MS, 0, 0, TWHEEL_ARM_ABS))
+		return 23;
+	close(fd);
+	return 0;
+}
+
+/*
+ * Absolute deadlines and reported times follow the caller's namespace:
+ * the child arms and reads in a namespace 10 days ahead; the parent, in
+ * the host's, sees the same timer 10 days earlier.
+ */
+TEST_F(uapi, timens_monotonic_offset)
+{
+	struct twheel_query q;
+	__u64 before = tw_now();
+	int pid, wst;
+
+	pid = timens_fork(TIMENS_OFFSET_S);
+	if (pid == -EINVAL || pid == -ENOENT)
+		SKIP(return, "no time namespaces (CONFIG_TIME_NS=n)");
+	if (pid == -EPERM)
+		SKIP(return, "may not create a time namespace");
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(timens_child(self->fd, self->v.tick_ns));
+	ASSERT_EQ(pid, waitpid(pid, &wst, 0));
+	ASSERT_TRUE(WIFEXITED(wst));
+	EXPECT_EQ(0, WEXITSTATUS(wst));
+	/* The child's key 5, in host time: about 10 s from now. */
+	ASSERT_EQ(0, tw_query(self->fd, 5, &q));
+	EXPECT_EQ(5, q.data);
+	EXPECT_LT(before + 9000 * MS, q.deadline_ns);
+	EXPECT_GT(tw_now() + 10000 * MS, q.deadline_ns);
+	EXPECT_EQ(0, tw_cancel(self->fd, 5));
+}
+
+/* A namespace behind the host: deadlines before its zero read as 0. */
+TEST_F(uapi, timens_negative_offset)
+{
+	__u64 up = tw_now() / 1000000000ULL;
+	int pid, wst;
+
+	if (up < 3)
+		SKIP(return, "uptime below 3 s");
+	/* Namespace time = host time - (up - 1) s: about 1 s now. */
+	pid = timens_fork(-(long)(up - 1));
+	if (pid == -EINVAL || pid == -ENOENT)
+		SKIP(return, "no time namespaces (CONFIG_TIME_NS=n)");
+	if (pid == -EPERM)
+		SKIP(return, "may not create a time namespace");
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct twheel_event ev;
+		__u64 now = tw_now(), d = now + 100 * MS;
+		int fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
+
+		if (now > 100000 * MS)
+			_exit(10);
+		if (fd < 0 || tw_arm(fd, 1, 1, d, 0, 0, TWHEEL_ARM_ABS))
+			_exit(11);
+		if (tw_read_n(fd, &ev, 1, 5000) != 1 || ev.key != 1 ||
+		    ev.deadline_ns != d || !tw_late_ok(&ev, self->v.tick_ns))
+			_exit(12);
+		/* The namespace's zero: long past, fires at once. */
+		if (tw_arm(fd, 2, 2, 0, 0, 0, TWHEEL_ARM_ABS) ||
+		    tw_read_n(fd, &ev, 1, 5000) != 1 || ev.key != 2 ||
+		    ev.deadline_ns != 0)
+			_exit(13);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &wst, 0));
+	ASSERT_TRUE(WIFEXITED(wst));
+	EXPECT_EQ(0, WEXITSTATUS(wst));
 }
 
 TW_HARNESS_MAIN

@@ -20,6 +20,11 @@
  * wheel's tick precision (never early, at most one tick plus the softirq
  * latency late) and are reported by read() as struct twheel_event records.
  *
+ * Absolute times, in (TWHEEL_ARM_ABS) and out (deadlines and fire times),
+ * are CLOCK_MONOTONIC of the calling process's time namespace, converted as
+ * timerfd converts them: an absolute deadline before the namespace's offset
+ * is already expired, and a time out before the namespace's zero reads 0.
+ *
  * Every ioctl takes a pointer to a struct that starts with a __u32 @size:
  * the caller's sizeof of the struct, so that structs can grow at their end,
  * as the kernel's extensible structs do (openat2, clone3, sched_setattr).
@@ -72,6 +77,7 @@
 /* Added to TWHEEL_API 1 later; test the bit before relying on it. */
 #define TWHEEL_FEATURE_EVENT_SIZE	0x20ULL	/* @want_event_size */
 #define TWHEEL_FEATURE_BATCH_PROGRESS	0x40ULL	/* TWHEEL_BATCH_PROGRESS */
+#define TWHEEL_FEATURE_TIMENS		0x80ULL	/* time namespaces honoured */
 
 /*
  * The first released size of each struct: the smallest @size accepted. A
@@ -135,8 +141,8 @@ struct twheel_version {
 /**
  * struct twheel_arm - TWHEEL_IOC_ARM: arm a timer
  * @size: sizeof(struct twheel_arm)
- * @flags: TWHEEL_ARM_ABS: @expiry_ns is an absolute CLOCK_MONOTONIC time,
- *	else nanoseconds from now;
+ * @flags: TWHEEL_ARM_ABS: @expiry_ns is an absolute CLOCK_MONOTONIC time
+ *	of the caller's time namespace, else nanoseconds from now;
  *	TWHEEL_ARM_REPLACE: a timer with @key is cancelled (its unread event
  *	discarded) and replaced atomically, else an existing @key fails with
  *	-EEXIST
@@ -275,8 +281,8 @@ struct twheel_modify {
  * @fires_left: out: fires still to come: 0 when not pending, 1 for a
  *	pending one-shot, TWHEEL_COUNT_FOREVER for an unlimited periodic one
  * @remaining_ns: out: time until the next deadline, 0 if not pending
- * @deadline_ns: out: the next deadline (CLOCK_MONOTONIC) if pending, else
- *	the last one delivered
+ * @deadline_ns: out: the next deadline (CLOCK_MONOTONIC of the caller's
+ *	time namespace) if pending, else the last one delivered
  * @period_ns: out: the period, 0 for a one-shot timer
  * @data: out: the timer's data
  * @overruns: out: overruns of the queued event so far
@@ -315,9 +321,9 @@ struct twheel_cancel_all {
  * struct twheel_event - a fire of a timer, as read() returns it
  * @key: the timer's key
  * @data: the timer's data
- * @deadline_ns: the deadline this event delivers (CLOCK_MONOTONIC); the
- *	latest one when @overruns > 0
- * @fire_ns: when the timer fired for @deadline_ns (CLOCK_MONOTONIC), in
+ * @deadline_ns: the deadline this event delivers (CLOCK_MONOTONIC of the
+ *	reader's time namespace); the latest one when @overruns > 0
+ * @fire_ns: when the timer fired for @deadline_ns (same clock), in
  *	[@deadline_ns, @deadline_ns + tick + softirq latency]
  * @overruns: earlier deadlines of this timer that passed since its
  *	previous event and are folded into this one (saturates at 2^32 - 1)
