@@ -17,8 +17,8 @@
  *
  * Each open of /dev/twheel is an independent set of timers, each named by a
  * 64-bit key chosen by the caller. Timers fire on CLOCK_MONOTONIC with the
- * wheel's tick precision (never early, at most one tick plus the softirq
- * latency late) and are reported by read() as struct twheel_event records.
+ * wheel's tick resolution (never early; how late: see struct twheel_event)
+ * and are reported by read() as struct twheel_event records.
  *
  * Absolute times, in (TWHEEL_ARM_ABS) and out (deadlines and fire times),
  * are CLOCK_MONOTONIC of the calling process's time namespace, converted as
@@ -105,8 +105,8 @@
  * @size: sizeof(struct twheel_version)
  * @api: in: TWHEEL_API the caller was built for; out: TWHEEL_API of the kernel
  * @features: out: TWHEEL_FEATURE_* bits the kernel supports
- * @tick_ns: out: the wheel tick: every timer fires within one tick (plus
- *	softirq latency) after its deadline, never before it
+ * @tick_ns: out: the wheel tick: the resolution of every timer; a timer
+ *	never fires before its deadline (see struct twheel_event for how late)
  * @min_period_ns: out: the smallest period accepted (one tick)
  * @max_timers: out: the limit of timers per open file
  * @max_user_timers: out: the limit of timers per user, over all files
@@ -323,8 +323,13 @@ struct twheel_cancel_all {
  * @data: the timer's data
  * @deadline_ns: the deadline this event delivers (CLOCK_MONOTONIC of the
  *	reader's time namespace); the latest one when @overruns > 0
- * @fire_ns: when the timer fired for @deadline_ns (same clock), in
- *	[@deadline_ns, @deadline_ns + tick + softirq latency]
+ * @fire_ns: when the timer fired for @deadline_ns (same clock): never
+ *	before @deadline_ns; at most one tick plus the wheel's softirq
+ *	latency after it while the wheel keeps up. Under a flood a fire also
+ *	waits for the callbacks due before it on its CPU: their run time, up
+ *	to twice that while other tasks want the CPU (the wheel then takes
+ *	half of it). 1M timers due over 10 s on one file were 100 ms to 1.1 s
+ *	late. There is no bound independent of the load.
  * @overruns: earlier deadlines of this timer that passed since its
  *	previous event and are folded into this one (saturates at 2^32 - 1)
  * @flags: TWHEEL_EVENT_LAST: the timer's last fire; its key is free once
