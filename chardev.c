@@ -72,6 +72,7 @@
 #include <linux/fs.h>
 #include <linux/hashtable.h>
 #include <linux/miscdevice.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/overflow.h>
@@ -80,6 +81,7 @@
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/siphash.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/time_namespace.h>
 #include <linux/uaccess.h>
@@ -90,13 +92,26 @@
 #include "compat.h"
 #include "twheel.h"
 
-static unsigned int max_timers = 1U << 20;
-module_param(max_timers, uint, 0644);
-MODULE_PARM_DESC(max_timers, "Maximum timers per open file (default 1048576)");
+/*
+ * Limits. /dev/twheel is mode 0666, so the default per-user limit lets one
+ * user pin at most 1/32 of RAM in timers (TWD_TIMER_COST bytes each, as
+ * measured with its hash bucket), between TWD_USER_TIMERS_MIN and
+ * TWD_USER_TIMERS_MAX; a file may hold at most TWD_FILE_TIMERS_MAX of them.
+ * 0 at load time (the default) asks for these; twd_init() sets them.
+ */
+#define TWD_TIMER_COST		160
+#define TWD_RAM_SHARE		32
+#define TWD_USER_TIMERS_MIN	SZ_16K
+#define TWD_USER_TIMERS_MAX	SZ_4M
+#define TWD_FILE_TIMERS_MAX	SZ_1M
 
-static unsigned int max_user_timers = 4U << 20;
+static unsigned int max_timers;
+module_param(max_timers, uint, 0644);
+MODULE_PARM_DESC(max_timers, "Maximum timers per open file (default: max_user_timers, at most 1048576)");
+
+static unsigned int max_user_timers;
 module_param(max_user_timers, uint, 0644);
-MODULE_PARM_DESC(max_user_timers, "Maximum timers per user over all files (default 4194304)");
+MODULE_PARM_DESC(max_user_timers, "Maximum timers per user over all files (default: 1/32 of RAM, 16384 to 4194304)");
 
 /* Hash table sizes, in bits of bucket index. */
 #define TWD_HASH_MIN_BITS	6
@@ -215,7 +230,14 @@ static struct twd_user *twd_user_get(kuid_t uid)
 		if (uid_eq(user->uid, uid))
 			goto out_found;
 	}
-	user = kzalloc(sizeof(*user), GFP_KERNEL_ACCOUNT);
+	/*
+	 * Not GFP_KERNEL_ACCOUNT: the object is shared by every file of the
+	 * user, whatever their memory cgroups, and outlives the first one;
+	 * charged to the first opener's cgroup, it would pin that cgroup
+	 * after its tasks are gone. It is small and there is one per uid
+	 * with a file open.
+	 */
+	user = kzalloc(sizeof(*user), GFP_KERNEL);
 	if (!user)
 		goto out_unlock;
 	user->uid = uid;
@@ -1320,6 +1342,11 @@ static void twd_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "overruns:\t%llu\ndelivered:\t%llu\n", overruns,
 		   delivered);
 	seq_printf(m, "event_size:\t%u\n", event_size);
+	/* The limits in force, and the user's count they apply to. */
+	seq_printf(m, "max_timers:\t%u\nmax_user_timers:\t%u\n",
+		   READ_ONCE(max_timers), READ_ONCE(max_user_timers));
+	seq_printf(m, "user_timers:\t%ld\n",
+		   atomic_long_read(&ctx->user->timers));
 }
 
 static const struct file_operations twd_fops = {
@@ -1339,6 +1366,19 @@ static struct miscdevice twd_misc = {
 	.fops	= &twd_fops,
 	.mode	= 0666,
 };
+
+/* The default limits: see TWD_RAM_SHARE. */
+static void __init twd_default_limits(void)
+{
+	u64 user = div_u64((u64)totalram_pages() << PAGE_SHIFT,
+			   TWD_RAM_SHARE * TWD_TIMER_COST);
+
+	user = clamp_t(u64, user, TWD_USER_TIMERS_MIN, TWD_USER_TIMERS_MAX);
+	if (!max_user_timers)
+		max_user_timers = user;
+	if (!max_timers)
+		max_timers = min_t(u64, user, TWD_FILE_TIMERS_MAX);
+}
 
 static int __init twd_init(void)
 {
@@ -1363,6 +1403,7 @@ static int __init twd_init(void)
 				      SLAB_ACCOUNT, NULL);
 	if (!twd_cache)
 		return -ENOMEM;
+	twd_default_limits();
 	ret = misc_register(&twd_misc);
 	if (ret)
 		goto out_destroy_cache;

@@ -846,10 +846,13 @@ TEST_F_TIMEOUT(abuse, load, 1800)
 	pthread_t th[2];
 	__u32 *late;
 	__u64 got = 0, early = 0, wrong = 0, dup = 0, nl = 0;
-	int i;
+	unsigned long limits[2];
+	int i, raised;
 
 	if (!n)
 		SKIP(return, "TWHEEL_LOAD_TIMERS not set (make stress sets it)");
+	/* The default limits scale with memory: raise them if need be. */
+	raised = !tw_limits_raise(n, limits);
 	late = calloc(n, sizeof(*late));
 	ASSERT_NE(NULL, late);
 	t0 = tw_now();
@@ -892,6 +895,8 @@ TEST_F_TIMEOUT(abuse, load, 1800)
 	EXPECT_EQ(0ULL, wrong);
 	EXPECT_EQ(n, nl);
 	free(late);
+	if (raised)
+		tw_limits_restore(limits);
 }
 
 int main(int argc, char **argv)

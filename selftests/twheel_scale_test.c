@@ -20,10 +20,19 @@ FIXTURE(scale) {
 	struct twheel_version v;
 	struct twheel_arm *a;
 	__s32 *status;
+	unsigned long limits[2];
+	int raised;
 };
+
+static __u64 scale_timers(void);
 
 FIXTURE_SETUP(scale)
 {
+	/*
+	 * The default limits scale with memory (about 400k timers per user
+	 * in a 2 GiB guest): raise them for 1M timers on one file.
+	 */
+	self->raised = !tw_limits_raise(scale_timers(), self->limits);
 	self->fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, tw_version(self->fd, &self->v));
@@ -36,6 +45,8 @@ FIXTURE_SETUP(scale)
 FIXTURE_TEARDOWN(scale)
 {
 	close(self->fd);
+	if (self->raised)
+		tw_limits_restore(self->limits);
 	free(self->a);
 	free(self->status);
 }

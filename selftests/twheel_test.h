@@ -251,6 +251,31 @@ static inline int tw_param_write(const char *name, unsigned long val)
 	return fclose(f) == 0 && ok ? 0 : -EIO;
 }
 
+/*
+ * Raise the limits max_timers and max_user_timers to at least @n (their
+ * defaults scale with the guest's memory); @old receives the values for
+ * tw_limits_restore(). Returns 0 or -errno (not root).
+ */
+static inline int tw_limits_raise(unsigned long n, unsigned long old[2])
+{
+	int ret;
+
+	ret = tw_param_read("max_timers", &old[0]);
+	if (!ret)
+		ret = tw_param_read("max_user_timers", &old[1]);
+	if (!ret && old[0] < n)
+		ret = tw_param_write("max_timers", n);
+	if (!ret && old[1] < n)
+		ret = tw_param_write("max_user_timers", n);
+	return ret;
+}
+
+static inline void tw_limits_restore(const unsigned long old[2])
+{
+	tw_param_write("max_timers", old[0]);
+	tw_param_write("max_user_timers", old[1]);
+}
+
 /* The value of a "name:\tvalue" line of the fd's fdinfo, or -1. */
 static inline long long tw_fdinfo(int fd, const char *name)
 {

@@ -480,6 +480,58 @@ TEST_F(uapi, batch_arm_killable)
 	batch_killed(_metadata, self->fd, 1);
 }
 
+/* MemTotal of /proc/meminfo in bytes, or 0. */
+static unsigned long long mem_total(void)
+{
+	unsigned long long kb = 0;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+/*
+ * The default limits follow the machine's memory (1/32 of RAM at 160 bytes
+ * a timer, between 16384 and 4194304 per user; at most 1048576 per file),
+ * and VERSION, the module parameters and fdinfo agree on the limits in
+ * force; fdinfo counts the user's timers.
+ */
+TEST_F(uapi, limits_scaled_and_in_fdinfo)
+{
+	unsigned long long user = mem_total() / 32 / 160;
+	unsigned long p_file, p_user;
+	long long before;
+
+	ASSERT_NE(0, user);
+	user = user < 16384 ? 16384 : user > 4194304 ? 4194304 : user;
+	ASSERT_EQ(0, tw_param_read("max_timers", &p_file));
+	ASSERT_EQ(0, tw_param_read("max_user_timers", &p_user));
+	TH_LOG("MemTotal %llu MiB: max_user_timers %lu (default %llu), max_timers %lu",
+	       mem_total() >> 20, p_user, user, p_file);
+	EXPECT_EQ(user, p_user);
+	EXPECT_EQ(user < 1048576 ? user : 1048576, p_file);
+	EXPECT_EQ(p_file, self->v.max_timers);
+	EXPECT_EQ(p_user, self->v.max_user_timers);
+	EXPECT_EQ(p_file, tw_fdinfo(self->fd, "max_timers"));
+	EXPECT_EQ(p_user, tw_fdinfo(self->fd, "max_user_timers"));
+	/* A limit changed at run time shows at once. */
+	ASSERT_EQ(0, tw_param_write("max_timers", p_file - 1));
+	EXPECT_EQ(p_file - 1, tw_fdinfo(self->fd, "max_timers"));
+	ASSERT_EQ(0, tw_param_write("max_timers", p_file));
+	before = tw_fdinfo(self->fd, "user_timers");
+	EXPECT_LE(1, before);
+	ASSERT_EQ(0, tw_arm(self->fd, 1, 0, 10000 * MS, 0, 0, 0));
+	EXPECT_EQ(before + 1, tw_fdinfo(self->fd, "user_timers"));
+	EXPECT_EQ(0, tw_cancel(self->fd, 1));
+	EXPECT_EQ(before, tw_fdinfo(self->fd, "user_timers"));
+}
+
 /*
  * The test process enters a new time namespace whose CLOCK_MONOTONIC is
  * @offset_s seconds ahead, by forking: unshare(CLONE_NEWTIME) moves only
