@@ -5,8 +5,11 @@
  * Copyright (C) 2026 The twheel authors
  *
  * twheel is built and tested on Linux 6.1 and 6.12 but written with the
- * names that later kernels use, so that it builds there unchanged. Every
- * kernel-side file includes this header after its kernel headers. Each
+ * names that later kernels use, so that it builds there unchanged. The
+ * files of twheel, twheel-dev, the benchmark and the KUnit suite include
+ * this header after their kernel headers; the example clients do not, as
+ * they build against the installed API alone (packaging-check.sh) and use
+ * none of the names below. Each
  * guard below maps a newer API onto what an older kernel has and names the
  * release that brought it; drop a guard once the oldest supported kernel
  * has the new API. Stable 6.1 kernels got some renames backported: those

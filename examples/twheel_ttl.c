@@ -30,7 +30,6 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
-#include "compat.h"
 #include "twheel.h"
 
 #define TTL_NAME_MAX	32
