@@ -384,39 +384,73 @@ static bool twd_last_fire(struct twd_timer *t)
 }
 
 /*
- * The timer callback, in softirq context: queue the timer's event, or fold
- * this fire into the event already queued. Takes the event lock once and
- * touches neither @wt nor the file after dropping it.
+ * One fire of @t, under its file's event lock: queue the timer's event, or
+ * fold this fire into the event already queued. Returns true if a reader
+ * should be woken.
  */
-static void twd_timer_fn(struct twheel_timer *wt)
+static bool twd_fire_locked(struct twd_ctx *ctx, struct twd_timer *t, u64 now)
 {
-	struct twd_timer *t = container_of(wt, struct twd_timer, wt);
-	struct twd_ctx *ctx = t->ctx;
-	u64 deadline = twheel_fired_deadline(wt);
-	u32 overruns = twheel_overruns(wt);
-	u64 now = twheel_fire_time(wt);
-
+	struct twheel_timer *wt = &t->wt;
 	/* twheel counts a periodic timer's deadlines, overruns included. */
-	spin_lock(&ctx->wqh.lock);
+	u32 overruns = twheel_overruns(wt);
+	bool wake = false;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+
 	ctx->fired++;
 	if (list_empty(&t->ready)) {
 		t->overruns = overruns;
 		list_add_tail(&t->ready, &ctx->ready);
 		ctx->nqueued++;
-		/* Exact: waiters are added under the lock we hold. */
-		if (waitqueue_active(&ctx->wqh))
-			wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+		wake = true;
 	} else {
 		/* The earlier event is unread: this fire becomes overruns. */
 		overruns = min_t(u64, (u64)overruns + 1, U32_MAX);
 		t->overruns = min_t(u64, (u64)t->overruns + overruns, U32_MAX);
 	}
 	ctx->overruns += overruns;
-	t->deadline = deadline;
+	t->deadline = twheel_fired_deadline(wt);
 	t->fired_at = now;
 	if (twd_last_fire(t))
 		t->flags |= TWD_LAST;
+	return wake;
+}
+
+static void twd_unlock_wake(struct twd_ctx *ctx, bool wake)
+	__releases(&ctx->wqh.lock)
+{
+	/* Exact: waiters are added under the lock we hold. */
+	if (wake && waitqueue_active(&ctx->wqh))
+		wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 	spin_unlock(&ctx->wqh.lock);
+}
+
+/*
+ * The timers' batch callback, in softirq context: a batch holds due timers
+ * in firing order, of one file or of several. Takes each file's event lock
+ * once per run of its timers and wakes its readers once, and touches
+ * neither a timer nor a file after dropping the lock.
+ */
+static void twd_timer_fn(struct twheel_timer **wts, unsigned int n)
+{
+	u64 now = twheel_fire_time(wts[0]);
+	struct twd_ctx *ctx = NULL;
+	bool wake = false;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct twd_timer *t = container_of(wts[i], struct twd_timer, wt);
+
+		if (t->ctx != ctx) {
+			if (ctx)
+				twd_unlock_wake(ctx, wake);
+			ctx = t->ctx;
+			spin_lock(&ctx->wqh.lock);
+			wake = false;
+		}
+		wake |= twd_fire_locked(ctx, t, now);
+	}
+	twd_unlock_wake(ctx, wake);
 }
 
 static void twd_unqueue(struct twd_ctx *ctx, struct twd_timer *t)
@@ -562,7 +596,7 @@ static int twd_arm_new(struct twd_ctx *ctx, const struct twheel_arm *arm,
 		ret = -ENOMEM;
 		goto out_uncharge;
 	}
-	twheel_timer_init(&t->wt, twd_timer_fn, 0);
+	twheel_timer_init_batch(&t->wt, twd_timer_fn, 0);
 	INIT_LIST_HEAD(&t->ready);
 	t->ctx = ctx;
 	t->key = arm->key;

@@ -183,11 +183,15 @@ enum { RUN_SOFTIRQ, RUN_WORK, RUN_CONTEXTS };
 /**
  * struct twheel_running - a callback in progress
  * @timer:	its timer, NULL if none
+ * @nr_batch:	timers in @batch while a batch callback runs, else 0
  * @at:		the time its slot ran, see twheel_fire_time()
+ * @batch:	the timers of a batch callback in progress
  */
 struct twheel_running {
 	struct twheel_timer	*timer;
+	unsigned int		nr_batch;
 	u64			at;
+	struct twheel_timer	*batch[TWHEEL_BATCH_MAX];
 };
 
 /**
@@ -457,6 +461,17 @@ static void twheel_account_fire(struct twheel_base *base,
 	twheel_account_lateness(base, timer, now);
 }
 
+/* A callback has returned: wake twheel_cancel_sync() callers waiting on it. */
+static void twheel_wake_waiters(struct twheel_base *base)
+	__must_hold(&base->lock)
+{
+	if (base->waiters) {
+		twheel_unlock(base);
+		wake_up_all(&twheel_sync_wait);
+		twheel_lock(base);
+	}
+}
+
 /*
  * Run the callback of an expired, detached @timer at time @now in context
  * @ctx. Called and returns with @base->lock held, interrupts off; drops it
@@ -485,11 +500,49 @@ static void twheel_fire(struct twheel_base *base, struct twheel_timer *timer,
 
 	twheel_lock(base);
 	WRITE_ONCE(running->timer, NULL);
-	if (base->waiters) {
-		twheel_unlock(base);
-		wake_up_all(&twheel_sync_wait);
-		twheel_lock(base);
+	twheel_wake_waiters(base);
+}
+
+/*
+ * Run the batch callback of an expired, detached %TWHEEL_BATCH @timer and
+ * of the due timers with the same callback that follow it in its slot, up
+ * to TWHEEL_BATCH_MAX, with one hold of the lock for all. Locking as for
+ * twheel_fire().
+ */
+static void twheel_fire_batch(struct twheel_base *base,
+			      struct twheel_timer *timer, u64 now)
+	__must_hold(&base->lock)
+{
+	struct twheel_running *running = &base->running[RUN_SOFTIRQ];
+	twheel_batch_fn_t fn = timer->batch;
+	unsigned int n = 0;
+#ifdef CONFIG_LOCKDEP
+	struct lockdep_map lockdep_map;
+
+	lockdep_copy_map(&lockdep_map, &timer->lockdep_map);
+#endif
+	for (;;) {
+		twheel_account_fire(base, timer, now);
+		WRITE_ONCE(running->batch[n++], timer);
+		if (n == TWHEEL_BATCH_MAX)
+			break;
+		timer = wheel_first_due(&base->wheel, now);
+		if (!timer || !(timer->flags & TWHEEL_BATCH) ||
+		    timer->batch != fn)
+			break;
+		twheel_detach(base, timer);
 	}
+	running->at = now;
+	WRITE_ONCE(running->nr_batch, n);
+	twheel_unlock(base);
+
+	lock_map_acquire(&lockdep_map);
+	fn(running->batch, n);
+	lock_map_release(&lockdep_map);
+
+	twheel_lock(base);
+	WRITE_ONCE(running->nr_batch, 0);
+	twheel_wake_waiters(base);
 }
 
 /* Hand an expired TWHEEL_SLEEPABLE @timer, detached, to the sleep work. */
@@ -551,9 +604,11 @@ static bool twheel_run(struct twheel_base *base, u64 slice_ns)
 		if (timer->flags & TWHEEL_SLEEPABLE) {
 			twheel_hand_over(base, timer);
 			sleepers = true;
-			continue;
+		} else if (timer->flags & TWHEEL_BATCH) {
+			twheel_fire_batch(base, timer, now);
+		} else {
+			twheel_fire(base, timer, RUN_SOFTIRQ, now);
 		}
-		twheel_fire(base, timer, RUN_SOFTIRQ, now);
 	}
 	if (sleepers)
 		queue_work_on(base->cpu, twheel_wq, &base->sleep_work);
@@ -665,13 +720,27 @@ static void twheel_sleep_work_fn(struct work_struct *work)
 	twheel_unlock(base);
 }
 
+/* Is @timer's callback in progress in @running? Lockless: see callers. */
+static bool twheel_runs(const struct twheel_running *running,
+			const struct twheel_timer *timer)
+{
+	unsigned int i, n = READ_ONCE(running->nr_batch);
+
+	if (READ_ONCE(running->timer) == timer)
+		return true;
+	for (i = 0; i < n; i++)
+		if (READ_ONCE(running->batch[i]) == timer)
+			return true;
+	return false;
+}
+
 static bool twheel_running(struct twheel_base *base,
 			   const struct twheel_timer *timer)
 {
 	lockdep_assert_held(&base->lock);
 
-	return base->running[RUN_SOFTIRQ].timer == timer ||
-	       base->running[RUN_WORK].timer == timer;
+	return twheel_runs(&base->running[RUN_SOFTIRQ], timer) ||
+	       twheel_runs(&base->running[RUN_WORK], timer);
 }
 
 /*
@@ -788,7 +857,9 @@ static int twheel_mod_opts(struct twheel_timer *timer, ktime_t expires,
  * @flags:	%TWHEEL_PINNED: once added, the timer stays on its CPU (else
  *		every arming of an idle timer moves it to the current CPU);
  *		%TWHEEL_SLEEPABLE: @function runs in process context on a
- *		workqueue and may sleep (else it runs in softirq context)
+ *		workqueue and may sleep (else it runs in softirq context);
+ *		%TWHEEL_BATCH: set by twheel_timer_init_batch(), which stores
+ *		the batch callback after this
  * @name:	name of the timer's lockdep class (the twheel_timer_init()
  *		argument), or NULL without CONFIG_LOCKDEP
  * @key:	the lockdep class of the call site, or NULL
@@ -804,6 +875,10 @@ void __twheel_timer_init(struct twheel_timer *timer, twheel_fn_t function,
 {
 	WARN_ONCE(flags & ~TWHEEL_INIT_FLAGS, "twheel: unknown flags %#x\n",
 		  flags & ~TWHEEL_INIT_FLAGS);
+	/* Batches are for queueing in softirq context. */
+	if (WARN_ONCE((flags & TWHEEL_BATCH) && (flags & TWHEEL_SLEEPABLE),
+		      "twheel: a batch timer cannot sleep\n"))
+		flags &= ~TWHEEL_SLEEPABLE;
 	memset(timer, 0, sizeof(*timer));
 	timer->function = function;
 	timer->flags = flags & TWHEEL_INIT_FLAGS;
@@ -1018,9 +1093,12 @@ static int twheel_cancel_or_wait(struct twheel_timer *timer, bool shutdown,
 static bool twheel_done_running(struct twheel_base *base,
 				struct twheel_timer *timer)
 {
-	/* Lockless: twheel_fire() clears these before it wakes us. */
-	return READ_ONCE(base->running[RUN_SOFTIRQ].timer) != timer &&
-	       READ_ONCE(base->running[RUN_WORK].timer) != timer;
+	/*
+	 * Lockless: twheel_fire() clears these before it wakes us, and a
+	 * wrong answer only makes twheel_cancel_or_wait() look again.
+	 */
+	return !twheel_runs(&base->running[RUN_SOFTIRQ], timer) &&
+	       !twheel_runs(&base->running[RUN_WORK], timer);
 }
 
 static int __twheel_cancel_sync(struct twheel_timer *timer, bool shutdown)
@@ -1144,7 +1222,7 @@ u64 twheel_fire_time(const struct twheel_timer *timer)
 
 	/* Our own callback's entry: stable until the callback returns. */
 	for (ctx = 0; ctx < RUN_CONTEXTS; ctx++)
-		if (READ_ONCE(base->running[ctx].timer) == timer)
+		if (twheel_runs(&base->running[ctx], timer))
 			return base->running[ctx].at;
 	return ktime_get();
 }

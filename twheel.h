@@ -16,7 +16,11 @@
 /* Flags for twheel_timer_init(); the high bits are twheel's own state. */
 #define TWHEEL_PINNED		0x00000001U	/* stay on the CPU it was added on */
 #define TWHEEL_SLEEPABLE	0x00000002U	/* callback runs in process context */
-#define TWHEEL_INIT_FLAGS	(TWHEEL_PINNED | TWHEEL_SLEEPABLE)
+#define TWHEEL_BATCH		0x00000004U	/* see twheel_timer_init_batch() */
+#define TWHEEL_INIT_FLAGS	(TWHEEL_PINNED | TWHEEL_SLEEPABLE | TWHEEL_BATCH)
+
+/* Most timers a batch callback receives at once. */
+#define TWHEEL_BATCH_MAX	32
 
 /* Repeat count of a periodic timer that fires until it is cancelled. */
 #define TWHEEL_FOREVER		U32_MAX
@@ -33,12 +37,15 @@ enum twheel_mode {
 
 struct twheel_timer;
 typedef void (*twheel_fn_t)(struct twheel_timer *timer);
+typedef void (*twheel_batch_fn_t)(struct twheel_timer **timers,
+				  unsigned int n);
 
 /**
  * struct twheel_timer - a timer on a twheel wheel; embed it in your object
  * @entry:	wheel slot or expired list; @entry.next is NULL when not pending
  * @expires:	deadline, CLOCK_MONOTONIC nanoseconds
  * @function:	callback, called with the timer (use container_of())
+ * @batch:	callback of a %TWHEEL_BATCH timer, called with due timers
  * @period:	nanoseconds between fires of a periodic timer, 0 for one-shot
  * @left:	deadlines left for a periodic timer, %TWHEEL_FOREVER for no limit
  * @fired:	deadline delivered by the last fire
@@ -55,7 +62,10 @@ typedef void (*twheel_fn_t)(struct twheel_timer *timer);
 struct twheel_timer {
 	struct list_head	entry;
 	u64			expires;
-	twheel_fn_t		function;
+	union {
+		twheel_fn_t		function;
+		twheel_batch_fn_t	batch;
+	};
 	u64			period;
 	u64			fired;
 	u32			left;
@@ -90,6 +100,30 @@ void __twheel_timer_init(struct twheel_timer *timer, twheel_fn_t function,
 #define twheel_timer_init(timer, function, flags)			\
 	__twheel_timer_init((timer), (function), (flags), NULL, NULL)
 #endif
+
+/**
+ * twheel_timer_init_batch - initialize a timer whose fires come in batches
+ * @timer:	the timer
+ * @fn:		the batch callback
+ * @flags:	as for twheel_timer_init(); %TWHEEL_SLEEPABLE is not allowed
+ *
+ * For clients whose callback only queues what fired (an event queue, a
+ * completion list): when due timers with the same @fn follow each other in
+ * a slot, twheel calls @fn once for up to %TWHEEL_BATCH_MAX of them, in
+ * firing order, in softirq context, having taken the wheel's lock once for
+ * all of them. Each timer in the batch is a fire as for a plain callback:
+ * twheel_fired_deadline(), twheel_overruns() and twheel_fire_time() work,
+ * and @fn may free or re-arm any of them. twheel_cancel_sync() of a timer
+ * waits for the batch that holds it. The array belongs to twheel and is
+ * only valid during the call.
+ */
+#define twheel_timer_init_batch(timer, fn, flags)			\
+	do {								\
+		struct twheel_timer *__t = (timer);			\
+									\
+		twheel_timer_init(__t, NULL, (flags) | TWHEEL_BATCH);	\
+		__t->batch = (fn);					\
+	} while (0)
 
 int twheel_add(struct twheel_timer *timer, ktime_t expires,
 	       enum twheel_mode mode);

@@ -1778,6 +1778,128 @@ static void twheel_test_mod_pending_only(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), 1);
 }
 
+#define TW_BATCH_TIMERS	100
+
+/* A batch timer; the case's log of batches is in struct tw_batch_log. */
+struct tw_batched {
+	struct twheel_timer	timer;
+	unsigned int		id;
+	u32			fires;
+};
+
+static struct tw_batch_log {
+	atomic_t		calls;
+	atomic_t		fired;
+	unsigned int		order[TW_BATCH_TIMERS];
+	unsigned int		max_n;
+	u64			hold_ns;
+	u64			end_ns;
+	struct completion	started;
+	struct completion	done;
+} tw_blog;
+
+static void tw_batch_fn(struct twheel_timer **timers, unsigned int n)
+{
+	unsigned int i, at;
+	u64 end;
+
+	complete(&tw_blog.started);
+	atomic_inc(&tw_blog.calls);
+	tw_blog.max_n = max(tw_blog.max_n, n);
+	for (i = 0; i < n; i++) {
+		struct tw_batched *b = container_of(timers[i], struct tw_batched,
+						    timer);
+
+		b->fires++;
+		at = atomic_inc_return(&tw_blog.fired) - 1;
+		if (at < TW_BATCH_TIMERS)
+			tw_blog.order[at] = b->id;
+	}
+	end = ktime_get() + tw_blog.hold_ns;
+	while (ktime_get() < end)
+		cpu_relax();
+	WRITE_ONCE(tw_blog.end_ns, ktime_get());
+	if (atomic_read(&tw_blog.fired) >= TW_BATCH_TIMERS)
+		complete(&tw_blog.done);
+}
+
+static struct tw_batched *tw_batch_setup(struct kunit *test, u64 hold_ns)
+{
+	struct tw_batched *b;
+	unsigned int i;
+
+	memset(&tw_blog, 0, sizeof(tw_blog));
+	init_completion(&tw_blog.started);
+	init_completion(&tw_blog.done);
+	tw_blog.hold_ns = hold_ns;
+	b = kunit_kcalloc(test, TW_BATCH_TIMERS, sizeof(*b), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, b);
+	for (i = 0; i < TW_BATCH_TIMERS; i++) {
+		twheel_timer_init_batch(&b[i].timer, tw_batch_fn, 0);
+		b[i].id = i;
+	}
+	return b;
+}
+
+static void tw_batch_teardown(struct tw_batched *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < TW_BATCH_TIMERS; i++)
+		twheel_shutdown_sync(&b[i].timer);
+}
+
+/*
+ * 100 batch timers with one deadline: they come in batches of at most
+ * TWHEEL_BATCH_MAX, every timer once, in arming order.
+ */
+static void twheel_test_batch_order(struct kunit *test)
+{
+	struct tw_batched *b = tw_batch_setup(test, 0);
+	u64 deadline = ktime_get() + 20 * NSEC_PER_MSEC;
+	unsigned int i;
+
+	for (i = 0; i < TW_BATCH_TIMERS; i++)
+		KUNIT_ASSERT_EQ(test, twheel_add_on(&b[i].timer, deadline,
+						    TWHEEL_ABS, tw_home_cpu()), 0);
+	KUNIT_EXPECT_TRUE(test, wait_for_completion_timeout(&tw_blog.done,
+							    msecs_to_jiffies(TW_TIMEOUT_MS)));
+	tw_sleep_ms(20);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tw_blog.fired), TW_BATCH_TIMERS);
+	KUNIT_EXPECT_LE(test, tw_blog.max_n, TWHEEL_BATCH_MAX);
+	KUNIT_EXPECT_GT(test, tw_blog.max_n, 1);
+	KUNIT_EXPECT_GE(test, atomic_read(&tw_blog.calls),
+			DIV_ROUND_UP(TW_BATCH_TIMERS, TWHEEL_BATCH_MAX));
+	for (i = 0; i < TW_BATCH_TIMERS; i++) {
+		KUNIT_EXPECT_EQ(test, b[i].fires, 1);
+		KUNIT_EXPECT_EQ_MSG(test, tw_blog.order[i], i, "fire %u", i);
+	}
+	tw_batch_teardown(b);
+}
+
+/* twheel_cancel_sync() of a timer in a running batch waits for the batch. */
+static void twheel_test_batch_cancel_sync(struct kunit *test)
+{
+	struct tw_batched *b = tw_batch_setup(test, 30 * NSEC_PER_MSEC);
+	u64 deadline = ktime_get() + 10 * NSEC_PER_MSEC, returned;
+	int other = tw_other_cpu();
+	unsigned int i;
+
+	if (other < 0)
+		kunit_skip(test, "needs two online CPUs");
+	/* The batch spins on the other CPU while this one cancels. */
+	for (i = 0; i < 4; i++)
+		KUNIT_ASSERT_EQ(test, twheel_add_on(&b[i].timer, deadline,
+						    TWHEEL_ABS, other), 0);
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&tw_blog.started,
+							    msecs_to_jiffies(TW_TIMEOUT_MS)));
+	KUNIT_EXPECT_EQ(test, twheel_cancel_sync(&b[3].timer), 0);
+	returned = ktime_get();
+	KUNIT_EXPECT_NE(test, READ_ONCE(tw_blog.end_ns), 0);
+	KUNIT_EXPECT_LE(test, READ_ONCE(tw_blog.end_ns), returned);
+	tw_batch_teardown(b);
+}
+
 static int twheel_kunit_init(struct kunit *test)
 {
 	struct tw_ctx *ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
@@ -1824,6 +1946,8 @@ static void twheel_kunit_exit(struct kunit *test)
 
 static struct kunit_case twheel_test_cases[] = {
 	KUNIT_CASE(twheel_test_mod_pending_only),
+	KUNIT_CASE(twheel_test_batch_order),
+	KUNIT_CASE(twheel_test_batch_cancel_sync),
 	KUNIT_CASE_SLOW(twheel_test_cascade),
 	KUNIT_CASE(twheel_test_level_boundary_deadlines),
 	KUNIT_CASE_SLOW(twheel_test_random_delays),
