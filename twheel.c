@@ -343,7 +343,7 @@ static void twheel_detach(struct twheel_base *base, struct twheel_timer *timer)
 	lockdep_assert_held(&base->lock);
 
 	if (timer->idx == IDX_SLEEP)
-		__list_del(timer->entry.prev, timer->entry.next);
+		wheel_list_del(&timer->entry);
 	else
 		wheel_del(&base->wheel, timer);
 	base->stats.pending--;

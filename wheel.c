@@ -138,11 +138,32 @@ static void wheel_slot_drop(struct wheel *w, unsigned int idx, u32 count)
 	}
 }
 
+/*
+ * list_add_tail() and __list_del() without list debugging: the hot path
+ * of every arm, cancel, cascade and fire, whose slot bookkeeping checks
+ * itself (as timer_list's hlist pays no debug checks either).
+ * twheel_pending() reads @entry.next locklessly.
+ */
+static void wheel_list_add_tail(struct list_head *entry, struct list_head *head)
+{
+	struct list_head *prev = head->prev;
+
+	entry->prev = prev;
+	WRITE_ONCE(entry->next, head);
+	WRITE_ONCE(prev->next, entry);
+	head->prev = entry;
+}
+
+static void wheel_list_del(struct list_head *entry)
+{
+	__list_del(entry->prev, entry->next);
+}
+
 /* File @timer at @idx, at the tail: FIFO. */
 static void wheel_link(struct wheel *w, struct twheel_timer *timer,
 		       unsigned int idx)
 {
-	list_add_tail(&timer->entry, &w->slots[idx].head);
+	wheel_list_add_tail(&timer->entry, &w->slots[idx].head);
 	timer->idx = idx;
 	wheel_slot_fill(w, idx, 1, timer->expires, timer->expires);
 }
@@ -205,15 +226,13 @@ static unsigned int wheel_slot_of(const struct wheel *w,
  * @w:		the wheel
  * @timer:	a timer filed on @w
  *
- * Leaves @timer->entry poisoned by list_del() semantics to the caller: the
- * caller marks it as not pending.
+ * Leaves @timer->entry as it was: the caller marks it as not pending.
  */
 static void wheel_del(struct wheel *w, struct twheel_timer *timer)
 {
 	unsigned int idx = wheel_slot_of(w, timer);
 
-	/* No list debugging here: the slot bookkeeping checks itself. */
-	__list_del(timer->entry.prev, timer->entry.next);
+	wheel_list_del(&timer->entry);
 	wheel_slot_drop(w, idx, 1);
 }
 
@@ -305,7 +324,7 @@ static bool wheel_drain(struct wheel *w, unsigned int *budget)
 			return false;
 		timer = list_first_entry(&slot->head, struct twheel_timer,
 					 entry);
-		__list_del(timer->entry.prev, timer->entry.next);
+		wheel_list_del(&timer->entry);
 		wheel_slot_drop(w, idx, 1);
 		wheel_link(w, timer,
 			   wheel_home(w, wheel_tick_of(w, timer->expires)));
