@@ -361,6 +361,26 @@ def add_wakeups(t, res):
               {'twheel': f'{med(r["per_s"]):g}'})
 
 
+def add_load(t, res):
+    """twheel_load_test: a burst of /dev/twheel timers on one CPU against a
+    task pinned there (issue 11's bounds: interrupts off <= tick / 10, the
+    task's longest gap <= 2 ticks)."""
+    for r in sorted((r for r in res.all if r['kind'] == 'irqoff'),
+                    key=lambda r: (r['case'], r['n'])):
+        v, tick = med(r['max_ns']), r['tick_ns']
+        t.target(f'longest interrupts-off stretch, {f_n(r["n"])} timers, '
+                 f'{r["case"]}', {'twheel': f_time(v)}, f'<= {f_time(tick / 10)}',
+                 v, v >= 0 and v <= tick / 10)
+    for r in sorted((r for r in res.all if r['kind'] == 'pinned_gap'),
+                    key=lambda r: (r['case'], r['n'])):
+        v, tick = med(r['max_ns']), r['tick_ns']
+        t.target(f'pinned task\'s longest gap, {f_n(r["n"])} timers, '
+                 f'{r["case"]}', {'twheel': f_time(v)}, f'<= {f_time(2 * tick)}',
+                 v, v <= 2 * tick,
+                 f'quiet: {f_time(med(r["control_ns"]))}; last event '
+                 f'{f_time(med(r["last_late_ns"]))} late')
+
+
 def add_sizes(t, res):
     t.row('bytes per kernel timer (struct)',
           {f: f_bytes(res.val('size', 'bytes', fac=f)) for f in KFACS})
@@ -440,6 +460,7 @@ def build_table(res):
     add_bursts(t, res)
     add_lateness(t, res, tick)
     add_wakeups(t, res)
+    add_load(t, res)
     add_sizes(t, res)
     add_user(t, res)
     add_delivery(t, res)

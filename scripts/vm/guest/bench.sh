@@ -29,9 +29,24 @@ bench_user() {
 	cat /tmp/ubench.txt; emit_file /tmp/ubench.txt
 }
 
+# A burst of 1M /dev/twheel timers against a task pinned to their CPU:
+# the longest interrupts-off stretch and the task's longest gap.
+# Three rounds: each takes about a minute under TCG.
+bench_load() {
+	local r
+	[ -x /bin/selftests/twheel_load_test ] || { echo "no twheel_load_test"; return 0; }
+	: >/tmp/load.txt
+	for r in 1 2 3; do
+		TWHEEL_LOAD_N=${TWHEEL_LOAD_N:-1000000} TWHEEL_LOAD_ROUND=$r \
+			/bin/selftests/twheel_load_test >>/tmp/load.txt || return 1
+	done
+	cat /tmp/load.txt; emit_file /tmp/load.txt
+}
+
 step "load modules" load twheel
 have twheel-dev && step "load twheel-dev" load twheel-dev
 step "kernel bench" bench_kernel
 step "userspace bench" bench_user
+have twheel-dev && step "load bench" bench_load
 step "unload modules" unload_all
 finish

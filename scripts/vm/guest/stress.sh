@@ -28,6 +28,20 @@ abuse_long() {
 		TWHEEL_FLOOD_TIMERS=4000 /bin/selftests/twheel_abuse_test
 }
 
+# Issue 11: 4M timers from an unprivileged user on 4 files, one deadline
+# and spread over a second, at a 1 ms and a 100 us tick: a task pinned to
+# their CPU keeps it (twheel_load_test checks and reports its longest gap).
+load_4m() {
+	local tick
+	for tick in 1000 100; do
+		unload_all && load twheel "tick_us=$tick" && load twheel-dev || return 1
+		TWHEEL_LOAD_N=4000000 TWHEEL_LOAD_FILES=4 \
+			/bin/selftests/twheel_load_test || return 1
+	done
+	unload_all
+}
+
+have twheel-dev && step "load: 4M timers, a pinned task" load_4m
 step "load modules" load twheel
 have twheel-dev && step "load twheel-dev" load twheel-dev
 hotplug &

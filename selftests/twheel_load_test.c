@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/twheel under load: what a burst of timers costs the other tasks of
+ * the CPU whose wheel holds them.
+ *
+ * An unprivileged process arms N timers on CPU 0 (so they go to CPU 0's
+ * wheel), with one deadline ("one_slot") or with deadlines spread over a
+ * second ("spread"), 1.5 s or more ahead (after all the arming), so that
+ * they cascade down from a higher level. A task pinned to CPU 0 spins reading the clock and keeps
+ * its longest gap, first for a quiet second (the control), then from
+ * before the deadline until the last event has been read on CPU 1. The
+ * wheel's longest lock hold (interrupts off) comes from debugfs
+ * twheel/irqoff.
+ *
+ * Each case prints RESULT records for the benchmark's report:
+ *   {"kind": "irqoff", "case": ..., "n": ..., "max_ns": ..., "tick_ns": ...}
+ *   {"kind": "pinned_gap", "case": ..., "n": ..., "max_ns": ...,
+ *    "control_ns": ..., "last_late_ns": ..., "tick_ns": ...}
+ * and checks bounds loose enough for a loaded QEMU TCG host, whose vCPUs
+ * lose their host CPU for milliseconds: twheel must not take the CPU for
+ * more than 20 ticks or four times the quiet gap plus 2 ticks, whichever
+ * is more, at once; the numbers that matter are the benchmark's.
+ * Environment: TWHEEL_LOAD_N (timers per case, default 50000;
+ * make stress and make bench set more), TWHEEL_LOAD_FILES (files they are
+ * spread over, default 1), TWHEEL_LOAD_ROUND (the round number printed).
+ */
+#define _GNU_SOURCE
+#include <assert.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "twheel_test.h"
+#include "kselftest_harness.h"
+
+#define NOBODY		65534
+#define BATCH		4096
+#define IRQOFF		"/sys/kernel/debug/twheel/irqoff"
+#define MAX_FILES	16
+
+/* Shared by the test, the spinner and the unprivileged client. */
+struct gap {
+	int	phase;		/* 0 control, 1 measure, 2 stop */
+	__u64	control_ns;
+	__u64	max_ns;
+	__u64	deadline;
+	__u64	last;		/* last event read, 0 if not all */
+	int	err;		/* the client's errno, if it failed */
+};
+
+/* The processes share struct gap: every access is a relaxed atomic one. */
+#define GET(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define SET(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+static unsigned long env_ul(const char *name, unsigned long def)
+{
+	const char *s = getenv(name);
+
+	return s ? strtoul(s, NULL, 0) : def;
+}
+
+static __u64 max_u64(__u64 a, __u64 b)
+{
+	return a > b ? a : b;
+}
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* The pinned task: spins on CPU 0 and keeps its longest gap per phase. */
+static void spin_on_cpu0(struct gap *g)
+{
+	__u64 last = tw_now(), now, d;
+
+	pin(0);
+	while (GET(g->phase) != 2) {
+		now = tw_now();
+		d = now - last;
+		last = now;
+		if (!GET(g->phase) && d > GET(g->control_ns))
+			SET(g->control_ns, d);
+		else if (GET(g->phase) == 1 && d > GET(g->max_ns))
+			SET(g->max_ns, d);
+	}
+	_exit(0);
+}
+
+static int irqoff_write(const char *v)
+{
+	int fd = open(IRQOFF, O_WRONLY);
+	int ret;
+
+	if (fd < 0)
+		return -1;
+	ret = write(fd, v, strlen(v)) < 0 ? -1 : 0;
+	close(fd);
+	return ret;
+}
+
+static long long irqoff_max(void)
+{
+	FILE *f = fopen(IRQOFF, "r");
+	long long v = -1;
+	char line[128];
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "max_ns %lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* Arm @n timers on @fd, keys from @key, at @deadline + i * @spread / @n. */
+static int arm_burst(int fd, __u64 key, __u32 n, __u64 deadline, __u64 spread)
+{
+	static struct twheel_arm a[BATCH];
+	static __s32 status[BATCH];
+	struct twheel_arm_batch b = {
+		.size = sizeof(b), .entries = (uintptr_t)a,
+		.status = (uintptr_t)status, .entry_size = sizeof(a[0]),
+	};
+	__u32 i, done = 0;
+
+	while (done < n) {
+		b.count = n - done < BATCH ? n - done : BATCH;
+		for (i = 0; i < b.count; i++, done++) {
+			a[i] = tw_arm_rel(key + done, 0, deadline +
+					  spread * done / n);
+			a[i].flags = TWHEEL_ARM_ABS;
+		}
+		if (tw_ioctl_ret(fd, TWHEEL_IOC_ARM_BATCH, &b) != b.count)
+			return -1;
+	}
+	return 0;
+}
+
+/* Read @n events from @fds; returns when the last one came, or 0. */
+static __u64 read_all(int *fds, int nfds, unsigned long n)
+{
+	static struct twheel_event ev[1024];
+	unsigned long got = 0;
+	__u64 give_up = tw_now() + 120000 * MS;
+	int i;
+
+	while (got < n && tw_now() < give_up) {
+		for (i = 0; i < nfds; i++) {
+			ssize_t r = read(fds[i], ev, sizeof(ev));
+
+			if (r > 0)
+				got += r / sizeof(ev[0]);
+		}
+	}
+	return got == n ? tw_now() : 0;
+}
+
+FIXTURE(load) {
+	struct twheel_version v;
+};
+
+FIXTURE_VARIANT(load) {
+	const char *name;
+	__u64 spread_ns;
+};
+
+FIXTURE_VARIANT_ADD(load, one_slot) {
+	.name = "one_slot",
+	.spread_ns = 0,
+};
+
+FIXTURE_VARIANT_ADD(load, spread) {
+	.name = "spread",
+	.spread_ns = 1000 * MS,
+};
+
+FIXTURE_SETUP(load)
+{
+	int fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, tw_version(fd, &self->v));
+	close(fd);
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two CPUs");
+}
+
+FIXTURE_TEARDOWN(load)
+{
+}
+
+/*
+ * The unprivileged client: arms its timers from CPU 0, then reads every
+ * event on CPU 1, switching the spinner to measuring on the way.
+ */
+static void client(struct gap *g, unsigned long n, int nfds, __u64 spread)
+{
+	int fds[MAX_FILES], i;
+	__u64 deadline;
+
+	if (pin(0) || (!getuid() && (setgroups(0, NULL) || setgid(NOBODY) ||
+				     setuid(NOBODY))))
+		goto out_err;
+	for (i = 0; i < nfds; i++) {
+		fds[i] = open(TW_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+		if (fds[i] < 0)
+			goto out_err;
+	}
+	/* Time a first batch: the deadline must come after all the arming. */
+	deadline = tw_now();
+	if (arm_burst(fds[0], 0, BATCH, deadline + 600000 * MS, 0) ||
+	    tw_cancel_all(fds[0]) < 0)
+		goto out_err;
+	deadline += 1500 * MS + 3 * (tw_now() - deadline) * (n / BATCH);
+	SET(g->deadline, deadline);
+	for (i = 0; i < nfds; i++)
+		if (arm_burst(fds[i], 0, n / nfds, deadline, spread))
+			goto out_err;
+	if (pin(1))
+		goto out_err;
+	while (tw_now() < deadline - 100 * MS)
+		tw_sleep_ms(10);
+	SET(g->phase, 1);
+	SET(g->last, read_all(fds, nfds, n / nfds * nfds));
+	_exit(0);
+out_err:
+	SET(g->err, errno);
+	_exit(1);
+}
+
+TEST_F_TIMEOUT(load, pinned_task, 900)
+{
+	unsigned long n = env_ul("TWHEEL_LOAD_N", 50000);
+	unsigned long round = env_ul("TWHEEL_LOAD_ROUND", 0);
+	int nfds = env_ul("TWHEEL_LOAD_FILES", 1), status;
+	__u64 tick = self->v.tick_ns;
+	pid_t spinner, cl;
+	long long irqoff;
+	__u64 quiet;
+	struct gap *g;
+
+	ASSERT_LE(nfds, MAX_FILES);
+	g = mmap(NULL, sizeof(*g), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, g);
+	irqoff_write("1");
+	spinner = fork();
+	ASSERT_LE(0, spinner);
+	if (!spinner)
+		spin_on_cpu0(g);
+	tw_sleep_ms(1000);			/* the quiet second */
+	cl = fork();
+	ASSERT_LE(0, cl);
+	if (!cl)
+		client(g, n, nfds, variant->spread_ns);
+	waitpid(cl, &status, 0);
+	tw_sleep_ms(100);
+	SET(g->phase, 2);
+	waitpid(spinner, NULL, 0);
+	irqoff = irqoff_max();
+	irqoff_write("0");
+
+	ASSERT_EQ(0, status) TH_LOG("client: %s", strerror(GET(g->err)));
+	ASSERT_NE(0, GET(g->last)) TH_LOG("not every event arrived");
+	/* One JSON record per line, printed in parts. */
+	printf("# RESULT {\"kind\": \"irqoff\", \"case\": \"%s\", ", variant->name);
+	printf("\"round\": %lu, ", round);
+	printf("\"n\": %lu, \"max_ns\": %lld, \"tick_ns\": %llu}\n", n, irqoff, tick);
+	printf("# RESULT {\"kind\": \"pinned_gap\", \"case\": \"%s\", ", variant->name);
+	printf("\"round\": %lu, ", round);
+	printf("\"n\": %lu, \"max_ns\": %llu, \"control_ns\": %llu, ",
+	       n, GET(g->max_ns), GET(g->control_ns));
+	printf("\"last_late_ns\": %llu, \"tick_ns\": %llu}\n",
+	       GET(g->last) - GET(g->deadline) - variant->spread_ns, tick);
+	/*
+	 * A loaded host deschedules vCPUs for milliseconds, lock holders
+	 * included: the bounds allow what the quiet second saw.
+	 */
+	quiet = GET(g->control_ns);
+	EXPECT_LE(GET(g->max_ns), max_u64(20 * tick, 4 * quiet + 2 * tick));
+	if (irqoff >= 0)
+		EXPECT_LE(irqoff, max_u64(2 * tick, quiet));
+	munmap(g, sizeof(*g));
+}
+
+TW_HARNESS_MAIN
