@@ -582,7 +582,9 @@ static bool twheel_run(struct twheel_base *base, u64 slice_ns)
 		unsigned int budget = CASCADE_BATCH;
 		struct twheel_timer *timer;
 
+		/* Sleepable timers are handed over with the lock held. */
 		if (!(++n % RUN_BATCH)) {
+			twheel_relax(base);
 			now = ktime_get();
 			if (now > end)
 				break;
