@@ -712,22 +712,28 @@ static int twd_modify(struct twd_ctx *ctx, const struct twheel_modify *mod,
 	t = twd_lookup(ctx, mod->key);
 	if (!t)
 		return -ENOENT;
-	/* Under the event lock, the callback sees the timer re-armed. */
+	/*
+	 * twheel re-arms a pending timer only, in one step with its period:
+	 * a fire already on its way is not replaced (-ENOENT, and its event
+	 * comes), and every fire uses the old deadline, period and count or
+	 * the new ones. Under the event lock, the callback of a fire of the
+	 * new deadline sees the timer's new period.
+	 */
 	spin_lock_irq(&ctx->wqh.lock);
-	if (!twd_pending(&t->wt)) {
-		ret = -ENOENT;
-		goto out_unlock;
-	}
-	if (mod->flags & TWHEEL_MODIFY_PERIOD) {
-		t->period = mod->period_ns;
-		twheel_set_period(&t->wt, mod->period_ns,
-				  mod->count ? mod->count : TWHEEL_FOREVER);
-	}
-	ret = twheel_mod(&t->wt, deadline, TWHEEL_ABS);
-	if (ret >= 0)
+	if (mod->flags & TWHEEL_MODIFY_PERIOD)
+		ret = twheel_mod_pending_period(&t->wt, deadline, TWHEEL_ABS,
+						mod->period_ns, mod->count ?
+						mod->count : TWHEEL_FOREVER);
+	else
+		ret = twheel_mod_pending(&t->wt, deadline, TWHEEL_ABS);
+	if (ret > 0) {
+		if (mod->flags & TWHEEL_MODIFY_PERIOD)
+			t->period = mod->period_ns;
 		t->flags |= TWD_MODIFIED;
-	ret = ret < 0 ? ret : 0;
-out_unlock:
+		ret = 0;
+	} else if (!ret) {
+		ret = -ENOENT;
+	}
 	spin_unlock_irq(&ctx->wqh.lock);
 	return ret;
 }

@@ -150,11 +150,12 @@
 #define IDX_SLEEP	WHEEL_NONE
 
 /*
- * Bounded work. Interrupts are off only while a lock is held, and a lock is
- * held for at most one timer's fire bookkeeping or CASCADE_BATCH timers of
- * a cascade or a migration. A run reads the clock every RUN_BATCH timers
- * and yields once it has run for RUN_SLICE ticks' worth of time or the
- * scheduler wants the CPU: see twheel_hrtimer_fn() and twheel_run_work_fn().
+ * Bounded work. Interrupts are off only while a base's lock is held, and
+ * it is held for at most RUN_BATCH timers' fire bookkeeping (a batch
+ * callback's TWHEEL_BATCH_MAX), or CASCADE_BATCH timers of a cascade or a
+ * migration. A run reads the clock every RUN_BATCH timers and yields after
+ * a slice of tick / RUN_SLICE_DIV: see twheel_hrtimer_fn() and
+ * twheel_run_work_fn().
  */
 #define RUN_BATCH	16
 #define CASCADE_BATCH	32
@@ -173,6 +174,17 @@
 #define MOD_REDUCE	BIT(1)	/* only ever move the deadline earlier */
 #define MOD_ON_CPU	BIT(2)	/* move to the given CPU */
 #define MOD_PENDING	BIT(3)	/* only re-arm a pending timer */
+#define MOD_PERIOD	BIT(4)	/* also set the period and count */
+
+/**
+ * struct twheel_period - a period and a count for __twheel_mod()
+ * @ns:		nanoseconds between deadlines, 0 for one-shot
+ * @count:	deadlines to deliver, see twheel_set_period()
+ */
+struct twheel_period {
+	u64	ns;
+	u32	count;
+};
 
 /*
  * The contexts a base runs callbacks in: its run (the hrtimer's softirq or,
@@ -197,8 +209,10 @@ struct twheel_running {
 /**
  * struct twheel_base - one CPU's wheel and what drives it
  * @lock:		protects the base and the timers on it
- * @next_expiry:	time the hrtimer is programmed for, U64_MAX for none;
- *			never later than the wheel's next event
+ * @next_expiry:	time the hrtimer is programmed for, U64_MAX for none,
+ *			0 while work is due (a run deferred to the next tick,
+ *			a CPU going down); never later than the wheel's next
+ *			event, so that twheel_forward() may trust it
  * @cpu:		the CPU this base belongs to
  * @online:		@cpu runs this base: false from the moment the CPU
  *			starts going down until it is up again
@@ -780,7 +794,8 @@ static void twheel_forward(struct twheel_base *base, u64 now)
 }
 
 static int __twheel_mod(struct twheel_timer *timer, u64 expires, u64 now,
-			unsigned int opts, unsigned int cpu)
+			unsigned int opts, unsigned int cpu,
+			const struct twheel_period *per)
 {
 	struct twheel_base *base, *new_base;
 	unsigned long flags;
@@ -803,6 +818,10 @@ static int __twheel_mod(struct twheel_timer *timer, u64 expires, u64 now,
 	if (ret)
 		twheel_detach(base, timer);
 	WRITE_ONCE(timer->expires, expires);
+	if (opts & MOD_PERIOD) {
+		timer->period = per->ns;
+		WRITE_ONCE(timer->left, per->ns ? per->count : 0);
+	}
 
 	new_base = twheel_target(base, timer, opts, cpu);
 	if (new_base != base)
@@ -832,7 +851,7 @@ static int twheel_abs(ktime_t expires, enum twheel_mode mode, u64 now,
 
 static int twheel_mod_opts(struct twheel_timer *timer, ktime_t expires,
 			   enum twheel_mode mode, unsigned int opts,
-			   unsigned int cpu)
+			   unsigned int cpu, const struct twheel_period *per)
 {
 	u64 abs, now;
 	int ret;
@@ -849,7 +868,7 @@ static int twheel_mod_opts(struct twheel_timer *timer, ktime_t expires,
 	ret = twheel_abs(expires, mode, now, &abs);
 	if (ret)
 		return ret;
-	return __twheel_mod(timer, abs, now, opts, cpu);
+	return __twheel_mod(timer, abs, now, opts, cpu, per);
 }
 
 /**
@@ -910,7 +929,7 @@ EXPORT_SYMBOL_GPL(__twheel_timer_init);
 int twheel_add(struct twheel_timer *timer, ktime_t expires,
 	       enum twheel_mode mode)
 {
-	return twheel_mod_opts(timer, expires, mode, MOD_ADD, 0);
+	return twheel_mod_opts(timer, expires, mode, MOD_ADD, 0, NULL);
 }
 EXPORT_SYMBOL_GPL(twheel_add);
 
@@ -932,7 +951,7 @@ int twheel_add_on(struct twheel_timer *timer, ktime_t expires,
 {
 	if (cpu >= nr_cpu_ids || !cpu_possible(cpu))
 		return -EINVAL;
-	return twheel_mod_opts(timer, expires, mode, MOD_ADD | MOD_ON_CPU, cpu);
+	return twheel_mod_opts(timer, expires, mode, MOD_ADD | MOD_ON_CPU, cpu, NULL);
 }
 EXPORT_SYMBOL_GPL(twheel_add_on);
 
@@ -952,7 +971,7 @@ EXPORT_SYMBOL_GPL(twheel_add_on);
 int twheel_mod(struct twheel_timer *timer, ktime_t expires,
 	       enum twheel_mode mode)
 {
-	return twheel_mod_opts(timer, expires, mode, 0, 0);
+	return twheel_mod_opts(timer, expires, mode, 0, 0, NULL);
 }
 EXPORT_SYMBOL_GPL(twheel_mod);
 
@@ -974,9 +993,37 @@ EXPORT_SYMBOL_GPL(twheel_mod);
 int twheel_mod_pending(struct twheel_timer *timer, ktime_t expires,
 		       enum twheel_mode mode)
 {
-	return twheel_mod_opts(timer, expires, mode, MOD_PENDING, 0);
+	return twheel_mod_opts(timer, expires, mode, MOD_PENDING, 0, NULL);
 }
 EXPORT_SYMBOL_GPL(twheel_mod_pending);
+
+/**
+ * twheel_mod_pending_period - re-arm a pending timer with a new period
+ * @timer:	an initialized timer
+ * @expires:	the deadline, read as @mode says
+ * @mode:	%TWHEEL_REL or %TWHEEL_ABS
+ * @period_ns:	time between deadlines, at least one tick; 0 for one-shot
+ * @count:	deadlines to deliver, at least 1, or %TWHEEL_FOREVER
+ *
+ * As twheel_mod_pending(), and sets the period and count as
+ * twheel_set_period() would, in the same step: no fire of @timer comes
+ * between the two, so that every fire uses either the old deadline,
+ * period and count or the new ones. Any context.
+ *
+ * Return: as twheel_mod_pending(); -EINVAL also for a period below one
+ * tick or a zero @count, in which case nothing changed.
+ */
+int twheel_mod_pending_period(struct twheel_timer *timer, ktime_t expires,
+			      enum twheel_mode mode, u64 period_ns, u32 count)
+{
+	struct twheel_period per = { .ns = period_ns, .count = count };
+
+	if (period_ns && (period_ns < tick_ns || !count))
+		return -EINVAL;
+	return twheel_mod_opts(timer, expires, mode, MOD_PENDING | MOD_PERIOD,
+			       0, &per);
+}
+EXPORT_SYMBOL_GPL(twheel_mod_pending_period);
 
 /**
  * twheel_reduce - move a timer's deadline earlier, never later
@@ -992,7 +1039,7 @@ EXPORT_SYMBOL_GPL(twheel_mod_pending);
 int twheel_reduce(struct twheel_timer *timer, ktime_t expires,
 		  enum twheel_mode mode)
 {
-	return twheel_mod_opts(timer, expires, mode, MOD_REDUCE, 0);
+	return twheel_mod_opts(timer, expires, mode, MOD_REDUCE, 0, NULL);
 }
 EXPORT_SYMBOL_GPL(twheel_reduce);
 

@@ -133,6 +133,8 @@ int twheel_mod(struct twheel_timer *timer, ktime_t expires,
 	       enum twheel_mode mode);
 int twheel_mod_pending(struct twheel_timer *timer, ktime_t expires,
 		       enum twheel_mode mode);
+int twheel_mod_pending_period(struct twheel_timer *timer, ktime_t expires,
+			      enum twheel_mode mode, u64 period_ns, u32 count);
 int twheel_reduce(struct twheel_timer *timer, ktime_t expires,
 		  enum twheel_mode mode);
 int twheel_set_period(struct twheel_timer *timer, u64 period_ns, u32 count);
