@@ -92,10 +92,16 @@ userspace:
 # Our code with the old API names poisoned (compat.h,
 # TWHEEL_COMPAT_POISON_OLD), as the newest kernels lack them: against 6.12
 # and against the debug kernel, the one with KUnit. Into build/compat-new.
+# Then the same names, from compat.h's poison list, in any file of ours but
+# compat.h (the examples, which do not include it, too).
 COMPAT_NEW_KERNELS ?= stock612 debug
+OLD_API = $(shell sed -n 's/^\#pragma GCC poison //p' compat.h)
 compat-new:
 	$(foreach k,$(COMPAT_NEW_KERNELS),$(MAKE) modules-$(k) OUT=$(OUT)/compat-new \
 		KCFLAGS=-DTWHEEL_COMPAT_POISON_OLD && ) true
+	@[ -n "$(OLD_API)" ] || { echo 'compat-new: no poison list in compat.h'; false; }
+	@! grep -nw $(addprefix -e ,$(OLD_API)) $(filter-out ./compat.h,$(OUR_C)) || \
+		{ echo 'compat-new: the old API names above; compat.h maps the new ones'; false; }
 
 # ---- VM runs: vm-<kernel>-<mode>, e.g. vm-debug-check, vm-rt612-check ----
 vm-%:

@@ -76,13 +76,16 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 #endif
 
 /*
- * The old names of the APIs above, all gone from the newest kernels: with
- * TWHEEL_COMPAT_POISON_OLD, a use after this point does not compile. The
- * guards above were defined first, so expanding them is still allowed.
+ * The old names of the APIs above, all gone from the newest kernels, and
+ * no_llseek, gone in 6.12 (stream_open() or nonseekable_open() instead):
+ * with TWHEEL_COMPAT_POISON_OLD, a use after this point does not compile.
+ * The guards above were defined first, so expanding them is still allowed.
+ * make compat-new also greps every file of ours for these names.
  */
 #ifdef TWHEEL_COMPAT_POISON_OLD
 #undef from_timer
-#pragma GCC poison del_timer del_timer_sync hrtimer_init from_timer
+#undef no_llseek
+#pragma GCC poison del_timer del_timer_sync hrtimer_init from_timer no_llseek
 #endif
 
 #endif /* _TWHEEL_COMPAT_H */
