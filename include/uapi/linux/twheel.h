@@ -255,7 +255,11 @@ struct twheel_cancel_batch {
  * @__reserved: must be 0
  *
  * Fails with -ENOENT if no timer has @key or if it is not pending (a
- * one-shot timer that has fired).
+ * one-shot timer that has fired). The move, with its period and count, is
+ * atomic against the fire: a fire already on its way is not replaced (its
+ * event carries the old deadline; a one-shot timer then fails MODIFY with
+ * -ENOENT, a periodic one is moved from its next deadline on), and every
+ * other fire uses either the old or the new deadline, period and count.
  */
 struct twheel_modify {
 	__u32 size;
