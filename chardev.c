@@ -34,6 +34,25 @@
  * the table's sake. With the 144-byte timer object this keeps the memory of
  * a timer under 160 bytes, where a timerfd costs about 730.
  *
+ * Event ring
+ * ----------
+ *
+ * A file may also have an event ring (TWHEEL_IOC_RING_SETUP), mapped by the
+ * process: the fire path writes each event straight into the ring's next
+ * slot and publishes the tail; the process reaps events and publishes the
+ * head. The ring is an array of pages allocated one by one (charged to the
+ * memory cgroup), mapped twice: vmap() for the kernel, vm_map_pages() for
+ * each mmap(). The kernel keeps its own tail and never reads back what the
+ * process may write (the head is only compared with that tail).
+ *
+ * While the ring is full, events wait on the ready list, the "backlog",
+ * coalesced on their timers as read()'s events are, and move into the ring
+ * in order, ahead of newer events, when the fire path, poll() or an ioctl
+ * finds free slots. A timer whose last fire went into the ring is finished
+ * but still in the hash table, which only ctx->mutex may change: it waits
+ * on ctx->done, and every ioctl frees the finished timers first, in bulk,
+ * so that no ioctl sees the key of an event the process could have reaped.
+ *
  * Locking
  * -------
  *
@@ -85,6 +104,7 @@
 #include <linux/slab.h>
 #include <linux/time_namespace.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 #include <linux/wait.h>
 
 #include <uapi/linux/twheel.h>
@@ -117,8 +137,17 @@ MODULE_PARM_DESC(max_user_timers, "Maximum timers per user over all files (defau
 #define TWD_HASH_MIN_BITS	6
 #define TWD_HASH_MAX_BITS	26
 
-/* Events taken off the ready list per round of read(): 384 bytes of stack. */
-#define TWD_READ_CHUNK		8
+/* Events taken off the ready list per round of read(), into a buffer. */
+#define TWD_READ_CHUNK		128
+
+/* Finished timers freed per kmem_cache_free_bulk(), from the stack. */
+#define TWD_FREE_CHUNK		32
+
+/* Backlog events the fire path moves into the ring per fire, at most. */
+#define TWD_RING_FILL_FIRE	64
+
+/* Backlog events process context moves per hold of the event lock. */
+#define TWD_RING_FILL_CHUNK	256
 
 /* Batch entries processed between checks for a fatal signal. */
 #define TWD_BATCH_CHUNK		64
@@ -126,12 +155,14 @@ MODULE_PARM_DESC(max_user_timers, "Maximum timers per user over all files (defau
 /* twd_timer.flags */
 #define TWD_LAST		BIT(0)	/* the queued event is the last fire */
 #define TWD_MODIFIED		BIT(1)	/* moved by MODIFY since it was armed */
+#define TWD_DONE		BIT(2)	/* last event in the ring; on ctx->done */
 
 /* The features of TWHEEL_API 1. */
 #define TWD_FEATURES	(TWHEEL_FEATURE_ABS | TWHEEL_FEATURE_PERIODIC |	\
 			 TWHEEL_FEATURE_REPLACE | TWHEEL_FEATURE_BATCH |	\
 			 TWHEEL_FEATURE_MODIFY | TWHEEL_FEATURE_EVENT_SIZE |	\
-			 TWHEEL_FEATURE_TIMENS | TWHEEL_FEATURE_BATCH_PROGRESS)
+			 TWHEEL_FEATURE_TIMENS | TWHEEL_FEATURE_BATCH_PROGRESS |\
+			 TWHEEL_FEATURE_RING)
 
 /**
  * struct twd_user - the timers of one user, over all their files
@@ -151,10 +182,68 @@ static DEFINE_HASHTABLE(twd_users, 6);
 static DEFINE_MUTEX(twd_users_lock);
 
 /**
+ * struct twd_ring_hdr - the head of the event ring, as the process maps it
+ * @head:	next event to reap, written by the process
+ * @pad_head:	keeps @head's cache line the process's
+ * @tail:	one past the last event, written by the kernel
+ * @mask:	@entries - 1
+ * @entries:	slots, a power of two
+ * @flags:	TWHEEL_RING_OVERFLOW
+ * @pad_flags:	keeps @overflow aligned
+ * @overflow:	events that found the ring full
+ * @pad_tail:	up to the events, at TWD_RING_EVENTS
+ *
+ * The layout is told to the process by struct twheel_ring_offsets and may
+ * change; the process reads it from there.
+ */
+struct twd_ring_hdr {
+	u32	head;
+	u8	pad_head[60];
+	u32	tail;
+	u32	mask;
+	u32	entries;
+	u32	flags;
+	u32	pad_flags;
+	u64	overflow;
+	u8	pad_tail[96];
+};
+
+#define TWD_RING_EVENTS		sizeof(struct twd_ring_hdr)
+
+/**
+ * struct twd_ring - the event ring of a file
+ * @hdr:	the kernel's mapping of the ring's pages
+ * @pages:	the pages, for mmap()
+ * @npages:	their number
+ * @tail:	the kernel's tail, the only one it trusts
+ * @mask:	slots - 1
+ * @esize:	size of a record
+ * @tns:	time namespace offset of the process that set the ring up
+ * @overflow:	events that found the ring full
+ *
+ * Set up once under ctx->mutex and the event lock, freed at release;
+ * @tail and @overflow are under the event lock.
+ */
+struct twd_ring {
+	struct twd_ring_hdr	*hdr;
+	struct page		**pages;
+	unsigned int		npages;
+	u32			tail;
+	u32			mask;
+	u32			esize;
+	s64			tns;
+	u64			overflow;
+};
+
+/**
  * struct twd_ctx - an open /dev/twheel: a set of timers
  * @mutex:	serializes changes to the set of timers, see "Locking"
  * @wqh:	readers and pollers; its lock is the event lock
  * @ready:	fired timers whose event is unread, in firing order
+ * @done:	finished timers whose last event went into the ring, under
+ *		the event lock, freed under @mutex
+ * @ring:	the event ring, NULL until set up; see "Event ring"
+ * @chunk:	read()'s buffer, allocated at the first read(), under @mutex
  * @buckets:	hash table of timers by key, under @mutex
  * @hash_bits:	log2 of the number of @buckets
  * @ntimers:	timers in the table, under @mutex
@@ -172,6 +261,9 @@ struct twd_ctx {
 	struct mutex		mutex;	/* see "Locking" above */
 	wait_queue_head_t	wqh;
 	struct list_head	ready;
+	struct list_head	done;
+	struct twd_ring		*ring;
+	struct twd_chunk	*chunk;
 	struct twd_timer	**buckets;
 	unsigned int		hash_bits;
 	unsigned int		ntimers;
@@ -190,7 +282,8 @@ struct twd_ctx {
  * struct twd_timer - one timer of a file, and its event
  * @wt:		the twheel timer
  * @hnext:	next in the hash chain, under ctx->mutex
- * @ready:	on ctx->ready while an event waits, else empty
+ * @ready:	on ctx->ready while an event waits, on ctx->done when
+ *		finished in the ring (%TWD_DONE), else empty
  * @ctx:	the file
  * @key:	the user's key, under ctx->mutex
  * @data:	the user's data, under ctx->mutex
@@ -198,7 +291,7 @@ struct twd_ctx {
  * @deadline:	the deadline of the last fire, under the event lock
  * @fired_at:	when the last fire ran, under the event lock
  * @overruns:	deadlines folded into the queued event, under the event lock
- * @flags:	TWD_LAST, under the event lock
+ * @flags:	TWD_*, under the event lock
  *
  * 144 bytes on 64-bit: this is the memory a timer costs, besides its hash
  * bucket. Keep it that way.
@@ -354,145 +447,6 @@ static void twd_hash_remove(struct twd_ctx *ctx, struct twd_timer *t)
 		twd_hash_resize(ctx, ctx->hash_bits - 1);
 }
 
-/* ---- timers and their events ---- */
-
-/*
- * Is @wt pending? twheel_pending() is a lockless snapshot, which reads false
- * for a moment while CPU hotplug moves the timer to another wheel; confirm a
- * negative answer under the wheel's lock. Callers hold the event lock, so
- * that no ioctl arms or moves the timer meanwhile.
- */
-static bool twd_pending(struct twheel_timer *wt)
-{
-	return twheel_pending(wt) || twheel_remaining(wt) >= 0;
-}
-
-/*
- * Is the fire being delivered @t's last, i.e. is @t not pending again? Only
- * twheel re-arms a periodic timer, and only MODIFY (under the event lock,
- * held here) may have re-armed a one-shot timer while this fire was on its
- * way, so a one-shot timer that was never modified is done without asking
- * twheel.
- */
-static bool twd_last_fire(struct twd_timer *t)
-{
-	lockdep_assert_held(&t->ctx->wqh.lock);
-
-	if (!t->period && !(t->flags & TWD_MODIFIED))
-		return true;
-	return !twd_pending(&t->wt);
-}
-
-/*
- * One fire of @t, under its file's event lock: queue the timer's event, or
- * fold this fire into the event already queued. Returns true if a reader
- * should be woken.
- */
-static bool twd_fire_locked(struct twd_ctx *ctx, struct twd_timer *t, u64 now)
-{
-	struct twheel_timer *wt = &t->wt;
-	/* twheel counts a periodic timer's deadlines, overruns included. */
-	u32 overruns = twheel_overruns(wt);
-	bool wake = false;
-
-	lockdep_assert_held(&ctx->wqh.lock);
-
-	ctx->fired++;
-	if (list_empty(&t->ready)) {
-		t->overruns = overruns;
-		list_add_tail(&t->ready, &ctx->ready);
-		ctx->nqueued++;
-		wake = true;
-	} else {
-		/* The earlier event is unread: this fire becomes overruns. */
-		overruns = min_t(u64, (u64)overruns + 1, U32_MAX);
-		t->overruns = min_t(u64, (u64)t->overruns + overruns, U32_MAX);
-	}
-	ctx->overruns += overruns;
-	t->deadline = twheel_fired_deadline(wt);
-	t->fired_at = now;
-	if (twd_last_fire(t))
-		t->flags |= TWD_LAST;
-	return wake;
-}
-
-static void twd_unlock_wake(struct twd_ctx *ctx, bool wake)
-	__releases(&ctx->wqh.lock)
-{
-	/* Exact: waiters are added under the lock we hold. */
-	if (wake && waitqueue_active(&ctx->wqh))
-		wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
-	spin_unlock(&ctx->wqh.lock);
-}
-
-/*
- * The timers' batch callback, in softirq context: a batch holds due timers
- * in firing order, of one file or of several. Takes each file's event lock
- * once per run of its timers and wakes its readers once, and touches
- * neither a timer nor a file after dropping the lock.
- */
-static void twd_timer_fn(struct twheel_timer **wts, unsigned int n)
-{
-	u64 now = twheel_fire_time(wts[0]);
-	struct twd_ctx *ctx = NULL;
-	bool wake = false;
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		struct twd_timer *t = container_of(wts[i], struct twd_timer, wt);
-
-		if (t->ctx != ctx) {
-			if (ctx)
-				twd_unlock_wake(ctx, wake);
-			ctx = t->ctx;
-			spin_lock(&ctx->wqh.lock);
-			wake = false;
-		}
-		wake |= twd_fire_locked(ctx, t, now);
-	}
-	twd_unlock_wake(ctx, wake);
-}
-
-static void twd_unqueue(struct twd_ctx *ctx, struct twd_timer *t)
-{
-	lockdep_assert_held(&ctx->wqh.lock);
-
-	if (!list_empty(&t->ready)) {
-		list_del_init(&t->ready);
-		ctx->nqueued--;
-	}
-}
-
-/* Take @t's settings from @arm; @t is idle. */
-static void twd_timer_setup(struct twd_timer *t, const struct twheel_arm *arm)
-{
-	t->data = arm->data;
-	/* A new timer is one-shot: spare the common case a wheel lock. */
-	if (arm->period_ns || t->period)
-		twheel_set_period(&t->wt, arm->period_ns,
-				  arm->count ? arm->count : TWHEEL_FOREVER);
-	t->period = arm->period_ns;
-}
-
-static void twd_timer_free(struct twd_ctx *ctx, struct twd_timer *t)
-{
-	twd_user_uncharge(ctx->user);
-	kmem_cache_free(twd_cache, t);
-}
-
-/* Stop @t for good, discard its event and free it; it is out of the hash. */
-static void twd_timer_kill(struct twd_ctx *ctx, struct twd_timer *t)
-{
-	lockdep_assert_held(&ctx->mutex);
-
-	twheel_shutdown_sync(&t->wt);
-	spin_lock_irq(&ctx->wqh.lock);
-	twd_unqueue(ctx, t);
-	spin_unlock_irq(&ctx->wqh.lock);
-	twd_timer_free(ctx, t);
-	ctx->cancelled++;
-}
-
 /* ---- time namespaces ---- */
 
 /*
@@ -531,6 +485,344 @@ static u64 twd_time_from_host(u64 t, s64 offset)
 	if (offset < 0 && t < (u64)-offset)
 		return 0;
 	return t + offset;
+}
+
+/* ---- timers and their events ---- */
+
+/*
+ * Is @wt pending? twheel_pending() is a lockless snapshot, which reads false
+ * for a moment while CPU hotplug moves the timer to another wheel; confirm a
+ * negative answer under the wheel's lock. Callers hold the event lock, so
+ * that no ioctl arms or moves the timer meanwhile.
+ */
+static bool twd_pending(struct twheel_timer *wt)
+{
+	return twheel_pending(wt) || twheel_remaining(wt) >= 0;
+}
+
+/*
+ * Is the fire being delivered @t's last, i.e. is @t not pending again? Only
+ * twheel re-arms a periodic timer, and only MODIFY (under the event lock,
+ * held here) may have re-armed a one-shot timer while this fire was on its
+ * way, so a one-shot timer that was never modified is done without asking
+ * twheel.
+ */
+static bool twd_last_fire(struct twd_timer *t)
+{
+	lockdep_assert_held(&t->ctx->wqh.lock);
+
+	if (!t->period && !(t->flags & TWD_MODIFIED))
+		return true;
+	return !twd_pending(&t->wt);
+}
+
+/* ---- the event ring ---- */
+
+/*
+ * Free slots of @ring. The acquire pairs with the process's release store
+ * of the head: its reads of the slots it hands back are done before the
+ * kernel writes them again. A head the kernel's tail cannot explain (the
+ * process wrote garbage) leaves no free slot.
+ */
+static u32 twd_ring_space(struct twd_ring *ring)
+{
+	u32 used = ring->tail - smp_load_acquire(&ring->hdr->head);
+
+	return used > ring->mask + 1 ? 0 : ring->mask + 1 - used;
+}
+
+/* Has @ring events the process has not reaped? */
+static bool twd_ring_nonempty(struct twd_ring *ring)
+{
+	/* A hint for poll(): the process may store the head at any time. */
+	return READ_ONCE(ring->hdr->head) != ring->tail;
+}
+
+/*
+ * Write @t's event into the next slot of the ring; the caller checked that
+ * there is one and publishes the tail. A finished timer moves to ctx->done.
+ */
+static void twd_ring_put(struct twd_ctx *ctx, struct twd_timer *t)
+{
+	struct twd_ring *ring = ctx->ring;
+	struct twheel_event *ev;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+
+	ev = (void *)ring->hdr + TWD_RING_EVENTS +
+	     (size_t)(ring->tail & ring->mask) * ring->esize;
+	ev->key = t->key;
+	ev->data = t->data;
+	ev->deadline_ns = twd_time_from_host(t->deadline, ring->tns);
+	ev->fire_ns = twd_time_from_host(t->fired_at, ring->tns);
+	ev->overruns = t->overruns;
+	ev->flags = t->flags & TWD_LAST ? TWHEEL_EVENT_LAST : 0;
+	/* Bytes of a larger record beyond ours stay as allocated: zero. */
+	ring->tail++;
+	ctx->delivered++;
+	if (t->flags & TWD_LAST) {
+		t->flags |= TWD_DONE;
+		list_add_tail(&t->ready, &ctx->done);
+	}
+}
+
+/* Make the events written so far visible to the process. */
+static void twd_ring_publish(struct twd_ring *ring)
+{
+	/* Pairs with the process's acquire load of the tail. */
+	smp_store_release(&ring->hdr->tail, ring->tail);
+}
+
+/*
+ * Move up to @max events of the backlog into the ring, oldest first, as
+ * far as it has room; clear TWHEEL_RING_OVERFLOW once the backlog is
+ * empty. Returns the number moved.
+ */
+static unsigned int twd_ring_fill(struct twd_ctx *ctx, unsigned int max)
+{
+	struct twd_ring *ring = ctx->ring;
+	unsigned int n = 0;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+
+	if (list_empty(&ctx->ready))
+		return 0;
+	max = min(max, twd_ring_space(ring));
+	while (n < max && !list_empty(&ctx->ready)) {
+		struct twd_timer *t = list_first_entry(&ctx->ready,
+						       struct twd_timer, ready);
+
+		list_del_init(&t->ready);
+		twd_ring_put(ctx, t);
+		n++;
+	}
+	ctx->nqueued -= n;
+	if (n)
+		twd_ring_publish(ring);
+	if (list_empty(&ctx->ready))
+		WRITE_ONCE(ring->hdr->flags, 0);
+	return n;
+}
+
+/*
+ * Queue the event of @t, which is on no list: into the ring if the file
+ * has one with room and no backlog, else on the ready list (the backlog of
+ * a ring, which the ring then takes as far as it can).
+ */
+static void twd_queue(struct twd_ctx *ctx, struct twd_timer *t)
+{
+	struct twd_ring *ring = ctx->ring;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+
+	/* The tail is published once per batch: twd_unlock_wake(). */
+	if (ring && list_empty(&ctx->ready) && twd_ring_space(ring)) {
+		twd_ring_put(ctx, t);
+		return;
+	}
+	list_add_tail(&t->ready, &ctx->ready);
+	ctx->nqueued++;
+	if (!ring)
+		return;
+	ring->overflow++;
+	WRITE_ONCE(ring->hdr->overflow, ring->overflow);
+	WRITE_ONCE(ring->hdr->flags, TWHEEL_RING_OVERFLOW);
+	/*
+	 * Flag, then read the head; the process stores the head, then reads
+	 * the flag, with a full barrier too: one of them sees the other, so
+	 * an event never waits for a process that thinks there is none.
+	 */
+	smp_mb();
+	twd_ring_fill(ctx, TWD_RING_FILL_FIRE);
+}
+
+/*
+ * Move the backlog into the ring in chunks, from process context; returns
+ * the number moved.
+ */
+static unsigned int twd_ring_fill_all(struct twd_ctx *ctx)
+{
+	unsigned int n, moved = 0;
+
+	do {
+		spin_lock_irq(&ctx->wqh.lock);
+		n = twd_ring_fill(ctx, TWD_RING_FILL_CHUNK);
+		spin_unlock_irq(&ctx->wqh.lock);
+		moved += n;
+		cond_resched();
+	} while (n == TWD_RING_FILL_CHUNK);
+	return moved;
+}
+
+/*
+ * One fire of @t, under its file's event lock: queue the timer's event
+ * (into the ring if the file has one with room), or fold this fire into
+ * the event already queued. Returns true if a reader should be woken.
+ */
+static bool twd_fire_locked(struct twd_ctx *ctx, struct twd_timer *t, u64 now)
+{
+	struct twheel_timer *wt = &t->wt;
+	/* twheel counts a periodic timer's deadlines, overruns included. */
+	u32 overruns = twheel_overruns(wt);
+	bool queued;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+
+	ctx->fired++;
+	queued = !list_empty(&t->ready);
+	if (!queued) {
+		t->overruns = overruns;
+	} else {
+		/* The earlier event is unread: this fire becomes overruns. */
+		overruns = min_t(u64, (u64)overruns + 1, U32_MAX);
+		t->overruns = min_t(u64, (u64)t->overruns + overruns, U32_MAX);
+	}
+	ctx->overruns += overruns;
+	t->deadline = twheel_fired_deadline(wt);
+	t->fired_at = now;
+	if (twd_last_fire(t))
+		t->flags |= TWD_LAST;
+	if (queued)
+		return false;
+	twd_queue(ctx, t);
+	return true;
+}
+
+static void twd_unlock_wake(struct twd_ctx *ctx, bool wake)
+	__releases(&ctx->wqh.lock)
+{
+	/* The batch's events in the ring, at once. */
+	if (wake && ctx->ring)
+		twd_ring_publish(ctx->ring);
+	/* Exact: waiters are added under the lock we hold. */
+	if (wake && waitqueue_active(&ctx->wqh))
+		wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+	spin_unlock(&ctx->wqh.lock);
+}
+
+/*
+ * The timers' batch callback, in softirq context: a batch holds due timers
+ * in firing order, of one file or of several. Takes each file's event lock
+ * once per run of its timers, publishes its ring's tail and wakes its
+ * readers once, and touches neither a timer nor a file after dropping the
+ * lock.
+ */
+static void twd_timer_fn(struct twheel_timer **wts, unsigned int n)
+{
+	u64 now = twheel_fire_time(wts[0]);
+	struct twd_ctx *ctx = NULL;
+	bool wake = false;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct twd_timer *t = container_of(wts[i], struct twd_timer, wt);
+
+		if (t->ctx != ctx) {
+			if (ctx)
+				twd_unlock_wake(ctx, wake);
+			ctx = t->ctx;
+			spin_lock(&ctx->wqh.lock);
+			wake = false;
+		}
+		wake |= twd_fire_locked(ctx, t, now);
+	}
+	twd_unlock_wake(ctx, wake);
+}
+
+/* Take @t off the ready list or ctx->done, whichever it is on. */
+static void twd_unqueue(struct twd_ctx *ctx, struct twd_timer *t)
+{
+	lockdep_assert_held(&ctx->wqh.lock);
+
+	if (list_empty(&t->ready))
+		return;
+	list_del_init(&t->ready);
+	if (t->flags & TWD_DONE)
+		t->flags &= ~TWD_DONE;
+	else
+		ctx->nqueued--;
+}
+
+/* Take @t's settings from @arm; @t is idle. */
+static void twd_timer_setup(struct twd_timer *t, const struct twheel_arm *arm)
+{
+	t->data = arm->data;
+	/* A new timer is one-shot: spare the common case a wheel lock. */
+	if (arm->period_ns || t->period)
+		twheel_set_period(&t->wt, arm->period_ns,
+				  arm->count ? arm->count : TWHEEL_FOREVER);
+	t->period = arm->period_ns;
+}
+
+static void twd_timer_free(struct twd_ctx *ctx, struct twd_timer *t)
+{
+	twd_user_uncharge(ctx->user);
+	kmem_cache_free(twd_cache, t);
+}
+
+/* Stop @t for good, discard its event and free it; it is out of the hash. */
+static void twd_timer_kill(struct twd_ctx *ctx, struct twd_timer *t)
+{
+	lockdep_assert_held(&ctx->mutex);
+
+	twheel_shutdown_sync(&t->wt);
+	spin_lock_irq(&ctx->wqh.lock);
+	twd_unqueue(ctx, t);
+	spin_unlock_irq(&ctx->wqh.lock);
+	twd_timer_free(ctx, t);
+	ctx->cancelled++;
+}
+
+/*
+ * Free @n timers of @ts, out of the hash and idle: one uncharge of the
+ * user, one kmem_cache_free_bulk().
+ */
+static void twd_timers_free(struct twd_ctx *ctx, struct twd_timer **ts,
+			    unsigned int n)
+{
+	if (!n)
+		return;
+	atomic_long_sub(n, &ctx->user->timers);
+	kmem_cache_free_bulk(twd_cache, n, (void **)ts);
+}
+
+/* Free the timers whose last event went into the ring, in bulk. */
+static void twd_reap_done(struct twd_ctx *ctx)
+{
+	struct twd_timer *ts[TWD_FREE_CHUNK], *t, *next;
+	unsigned int n = 0;
+	LIST_HEAD(done);
+
+	lockdep_assert_held(&ctx->mutex);
+
+	spin_lock_irq(&ctx->wqh.lock);
+	list_splice_init(&ctx->done, &done);
+	spin_unlock_irq(&ctx->wqh.lock);
+	/* Off every list the event lock guards: ours, under the mutex. */
+	list_for_each_entry_safe(t, next, &done, ready) {
+		twd_hash_remove(ctx, t);
+		ts[n++] = t;
+		if (n == TWD_FREE_CHUNK) {
+			twd_timers_free(ctx, ts, n);
+			n = 0;
+			cond_resched();
+		}
+	}
+	twd_timers_free(ctx, ts, n);
+}
+
+/*
+ * Take ctx->mutex for an ioctl. With a ring, first move the backlog into
+ * it as far as the process made room, and free the timers whose last
+ * events it took, so that the ioctl finds their keys free.
+ */
+static void twd_lock(struct twd_ctx *ctx)
+{
+	mutex_lock(&ctx->mutex);
+	if (ctx->ring) {
+		twd_ring_fill_all(ctx);
+		twd_reap_done(ctx);
+	}
 }
 
 /* ---- ioctl argument checks ---- */
@@ -779,6 +1071,8 @@ union twd_ucmd {
 	struct twheel_modify		modify;
 	struct twheel_query		query;
 	struct twheel_cancel_all	cancel_all;
+	struct twheel_ring_setup	ring_setup;
+	struct twheel_ring_flush	ring_flush;
 };
 
 static long twd_ioc_version(struct twd_ctx *ctx, union twd_ucmd *u)
@@ -793,6 +1087,11 @@ static long twd_ioc_version(struct twd_ctx *ctx, union twd_ucmd *u)
 		      esize > TWHEEL_EVENT_SIZE_MAX || !IS_ALIGNED(esize, 8)))
 		return -EINVAL;
 	mutex_lock(&ctx->mutex);
+	/* The ring's records keep the size they were set up with. */
+	if (esize && ctx->ring && esize != ctx->event_size) {
+		mutex_unlock(&ctx->mutex);
+		return -EBUSY;
+	}
 	if (esize)
 		WRITE_ONCE(ctx->event_size, esize);
 	v->event_size = ctx->event_size;
@@ -809,7 +1108,7 @@ static long twd_ioc_arm(struct twd_ctx *ctx, union twd_ucmd *u)
 {
 	long ret;
 
-	mutex_lock(&ctx->mutex);
+	twd_lock(ctx);
 	ret = twd_arm(ctx, &u->arm, ktime_get_ns(), twd_timens_offset());
 	mutex_unlock(&ctx->mutex);
 	return ret;
@@ -891,7 +1190,7 @@ static long twd_ioc_arm_batch(struct twd_ctx *ctx, union twd_ucmd *u)
 		return -E2BIG;
 
 	now = ktime_get_ns();
-	mutex_lock(&ctx->mutex);
+	twd_lock(ctx);
 	while (done < b->count && !err) {
 		end = done + min_t(u32, b->count - done, TWD_BATCH_CHUNK);
 		err = twd_batch_start(status, done, end);
@@ -920,7 +1219,7 @@ static long twd_ioc_cancel(struct twd_ctx *ctx, union twd_ucmd *u)
 
 	if (u->cancel.flags)
 		return -EINVAL;
-	mutex_lock(&ctx->mutex);
+	twd_lock(ctx);
 	ret = twd_cancel(ctx, u->cancel.key);
 	mutex_unlock(&ctx->mutex);
 	return ret;
@@ -938,7 +1237,7 @@ static long twd_ioc_cancel_batch(struct twd_ctx *ctx, union twd_ucmd *u)
 	if (b->flags & ~TWHEEL_BATCH_PROGRESS || b->__reserved)
 		return -EINVAL;
 
-	mutex_lock(&ctx->mutex);
+	twd_lock(ctx);
 	while (done < b->count && !err) {
 		end = done + min_t(u32, b->count - done, TWD_BATCH_CHUNK);
 		err = twd_batch_start(status, done, end);
@@ -984,7 +1283,7 @@ static long twd_ioc_modify(struct twd_ctx *ctx, union twd_ucmd *u)
 	if (ret)
 		return ret;
 
-	mutex_lock(&ctx->mutex);
+	twd_lock(ctx);
 	ret = twd_modify(ctx, mod, deadline);
 	mutex_unlock(&ctx->mutex);
 	return ret;
@@ -999,7 +1298,7 @@ static long twd_ioc_query(struct twd_ctx *ctx, union twd_ucmd *u)
 
 	if (q->flags || q->__reserved)
 		return -EINVAL;
-	mutex_lock(&ctx->mutex);
+	twd_lock(ctx);
 	t = twd_lookup(ctx, q->key);
 	if (t) {
 		spin_lock_irq(&ctx->wqh.lock);
@@ -1018,8 +1317,125 @@ static long twd_ioc_cancel_all(struct twd_ctx *ctx, union twd_ucmd *u)
 
 	if (u->cancel_all.flags)
 		return -EINVAL;
-	mutex_lock(&ctx->mutex);
+	twd_lock(ctx);
 	ret = twd_cancel_all(ctx);
+	mutex_unlock(&ctx->mutex);
+	return ret;
+}
+
+static void twd_ring_free(struct twd_ring *ring)
+{
+	unsigned int i;
+
+	vunmap(ring->hdr);
+	for (i = 0; i < ring->npages; i++)
+		__free_page(ring->pages[i]);
+	kvfree(ring->pages);
+	kfree(ring);
+}
+
+/*
+ * A ring of @entries records of @esize bytes, its pages allocated one by
+ * one (no high-order allocation for a large ring) and charged to the
+ * caller's memory cgroup, zeroed, mapped for the kernel with vmap().
+ */
+static struct twd_ring *twd_ring_alloc(u32 entries, u32 esize)
+{
+	size_t bytes = TWD_RING_EVENTS + (size_t)entries * esize;
+	struct twd_ring *ring;
+	unsigned int i;
+
+	ring = kzalloc(sizeof(*ring), GFP_KERNEL_ACCOUNT);
+	if (!ring)
+		return NULL;
+	ring->npages = DIV_ROUND_UP(bytes, PAGE_SIZE);
+	ring->pages = kvcalloc(ring->npages, sizeof(*ring->pages),
+			       GFP_KERNEL_ACCOUNT);
+	if (!ring->pages)
+		goto out_free_ring;
+	for (i = 0; i < ring->npages; i++) {
+		ring->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!ring->pages[i])
+			goto out_free_pages;
+	}
+	ring->hdr = vmap(ring->pages, ring->npages, VM_MAP, PAGE_KERNEL);
+	if (!ring->hdr)
+		goto out_free_pages;
+	ring->mask = entries - 1;
+	ring->esize = esize;
+	ring->hdr->mask = entries - 1;
+	ring->hdr->entries = entries;
+	return ring;
+
+out_free_pages:
+	while (i--)
+		__free_page(ring->pages[i]);
+	kvfree(ring->pages);
+out_free_ring:
+	kfree(ring);
+	return NULL;
+}
+
+static long twd_ioc_ring_setup(struct twd_ctx *ctx, union twd_ucmd *u)
+{
+	struct twheel_ring_setup *rs = &u->ring_setup;
+	struct twd_ring *ring;
+	u32 esize;
+
+	if (rs->flags || !is_power_of_2(rs->entries) ||
+	    rs->entries > TWHEEL_RING_ENTRIES_MAX)
+		return -EINVAL;
+
+	mutex_lock(&ctx->mutex);
+	esize = ctx->event_size;
+	if (ctx->ring) {
+		mutex_unlock(&ctx->mutex);
+		return -EBUSY;
+	}
+	if ((u64)rs->entries * esize > TWHEEL_RING_BYTES_MAX) {
+		mutex_unlock(&ctx->mutex);
+		return -EINVAL;
+	}
+	ring = twd_ring_alloc(rs->entries, esize);
+	if (!ring) {
+		mutex_unlock(&ctx->mutex);
+		return -ENOMEM;
+	}
+	ring->tns = twd_timens_offset();
+	spin_lock_irq(&ctx->wqh.lock);
+	WRITE_ONCE(ctx->ring, ring);
+	spin_unlock_irq(&ctx->wqh.lock);
+	/* Events waiting for read() move in; readers wake to fail. */
+	twd_ring_fill_all(ctx);
+	mutex_unlock(&ctx->mutex);
+	wake_up_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+
+	rs->event_size = esize;
+	rs->mmap_size = (u64)ring->npages << PAGE_SHIFT;
+	memset(&rs->off, 0, sizeof(rs->off));
+	rs->off.head = offsetof(struct twd_ring_hdr, head);
+	rs->off.tail = offsetof(struct twd_ring_hdr, tail);
+	rs->off.mask = offsetof(struct twd_ring_hdr, mask);
+	rs->off.entries = offsetof(struct twd_ring_hdr, entries);
+	rs->off.flags = offsetof(struct twd_ring_hdr, flags);
+	rs->off.overflow = offsetof(struct twd_ring_hdr, overflow);
+	rs->off.events = TWD_RING_EVENTS;
+	return 0;
+}
+
+static long twd_ioc_ring_flush(struct twd_ctx *ctx, union twd_ucmd *u)
+{
+	long ret;
+
+	if (u->ring_flush.flags)
+		return -EINVAL;
+	mutex_lock(&ctx->mutex);
+	if (ctx->ring) {
+		ret = twd_ring_fill_all(ctx);
+		twd_reap_done(ctx);
+	} else {
+		ret = -EINVAL;
+	}
 	mutex_unlock(&ctx->mutex);
 	return ret;
 }
@@ -1066,6 +1482,10 @@ static const struct twd_ioctl_op twd_ioctl_ops[] = {
 		     TWHEEL_QUERY_SIZE_VER0, true),
 	TWD_IOCTL_OP(TWHEEL_IOC_CANCEL_ALL, twd_ioc_cancel_all,
 		     twheel_cancel_all, TWHEEL_CANCEL_ALL_SIZE_VER0, false),
+	TWD_IOCTL_OP(TWHEEL_IOC_RING_SETUP, twd_ioc_ring_setup,
+		     twheel_ring_setup, TWHEEL_RING_SETUP_SIZE_VER0, true),
+	TWD_IOCTL_OP(TWHEEL_IOC_RING_FLUSH, twd_ioc_ring_flush,
+		     twheel_ring_flush, TWHEEL_RING_FLUSH_SIZE_VER0, false),
 };
 
 /* The struct's own size field, not the ioctl number, gives its size. */
@@ -1176,10 +1596,13 @@ static void twd_untake(struct twd_ctx *ctx, struct twd_chunk *c,
 	spin_unlock_irq(&ctx->wqh.lock);
 }
 
-/* The events of @c are read: free the timers they finished. */
+/*
+ * The events of @c are read: free the timers they finished, in bulk; their
+ * slots in @c->timer are reused for the list.
+ */
 static void twd_reap(struct twd_ctx *ctx, struct twd_chunk *c, unsigned int n)
 {
-	unsigned int i;
+	unsigned int i, nfree = 0;
 
 	lockdep_assert_held(&ctx->mutex);
 
@@ -1187,8 +1610,9 @@ static void twd_reap(struct twd_ctx *ctx, struct twd_chunk *c, unsigned int n)
 		if (!(c->ev[i].flags & TWHEEL_EVENT_LAST))
 			continue;
 		twd_hash_remove(ctx, c->timer[i]);
-		twd_timer_free(ctx, c->timer[i]);
+		c->timer[nfree++] = c->timer[i];
 	}
+	twd_timers_free(ctx, c->timer, nfree);
 }
 
 /*
@@ -1227,35 +1651,45 @@ static ssize_t twd_read_events(struct twd_ctx *ctx, char __user *buf,
 {
 	size_t esize = ctx->event_size, max = count / esize;
 	s64 tns = twd_timens_offset();
-	struct twd_chunk c;
+	struct twd_chunk *c = ctx->chunk;
 	ssize_t done = 0;
 	unsigned int n;
 
 	lockdep_assert_held(&ctx->mutex);
 
+	/* A ring was set up since twd_read() checked. */
+	if (ctx->ring)
+		return -EBUSY;
 	/* The size changed since twd_read() checked. */
 	if (!max)
 		return -EINVAL;
+	if (!c) {
+		c = kmalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
+		if (!c)
+			return -ENOMEM;
+		ctx->chunk = c;
+	}
 	while (max) {
-		n = twd_take(ctx, &c, min_t(size_t, max, TWD_READ_CHUNK));
+		n = twd_take(ctx, c, min_t(size_t, max, TWD_READ_CHUNK));
 		if (!n)
 			break;
-		if (twd_copy_events(&c, n, buf + done, esize, tns)) {
-			twd_untake(ctx, &c, n);
+		if (twd_copy_events(c, n, buf + done, esize, tns)) {
+			twd_untake(ctx, c, n);
 			return done ? done : -EFAULT;
 		}
-		twd_reap(ctx, &c, n);
+		twd_reap(ctx, c, n);
 		done += n * esize;
 		max -= n;
 	}
 	return done;
 }
 
+/* An event to read, or a ring, which makes read() fail? */
 static bool twd_ready(struct twd_ctx *ctx)
 {
 	lockdep_assert_held(&ctx->wqh.lock);
 
-	return !list_empty(&ctx->ready);
+	return !list_empty(&ctx->ready) || ctx->ring;
 }
 
 /* Wait for an event, unless @nonblock; 0 when there may be one. */
@@ -1264,7 +1698,7 @@ static int twd_wait_ready(struct twd_ctx *ctx, bool nonblock)
 	int ret = 0;
 
 	spin_lock_irq(&ctx->wqh.lock);
-	if (nonblock && list_empty(&ctx->ready))
+	if (nonblock && !twd_ready(ctx))
 		ret = -EAGAIN;
 	else
 		ret = wait_event_interruptible_locked_irq(ctx->wqh,
@@ -1279,7 +1713,9 @@ static ssize_t twd_read(struct file *file, char __user *buf, size_t count,
 	struct twd_ctx *ctx = file->private_data;
 	ssize_t ret;
 
-	/* Unlocked: a size set meanwhile is checked again under the mutex. */
+	/* Unlocked: both are checked again under the mutex. */
+	if (READ_ONCE(ctx->ring))
+		return -EBUSY;
 	if (count < READ_ONCE(ctx->event_size))
 		return -EINVAL;
 	/* Another reader may take the events between the wait and the copy. */
@@ -1302,11 +1738,41 @@ static __poll_t twd_poll(struct file *file, poll_table *wait)
 	__poll_t events = 0;
 
 	poll_wait(file, &ctx->wqh, wait);
+	/* With a ring, the backlog moves in, as far as the process made room. */
+	if (READ_ONCE(ctx->ring))
+		twd_ring_fill_all(ctx);
 	spin_lock_irq(&ctx->wqh.lock);
-	if (!list_empty(&ctx->ready))
+	if (!list_empty(&ctx->ready) ||
+	    (ctx->ring && twd_ring_nonempty(ctx->ring)))
 		events = EPOLLIN | EPOLLRDNORM;
 	spin_unlock_irq(&ctx->wqh.lock);
 	return events;
+}
+
+/*
+ * mmap() of the event ring: shared, within the ring's pages. The mapping
+ * holds the file and its own references to the pages, so the ring outlives
+ * it, and it outlives nothing: the ring is freed at the last close, which
+ * comes after the last unmap.
+ */
+static int twd_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct twd_ctx *ctx = file->private_data;
+	struct twd_ring *ring;
+	int ret;
+
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	mutex_lock(&ctx->mutex);
+	ring = ctx->ring;
+	if (ring) {
+		vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+		ret = vm_map_pages(vma, ring->pages, ring->npages);
+	} else {
+		ret = -ENODEV;
+	}
+	mutex_unlock(&ctx->mutex);
+	return ret;
 }
 
 /* ---- open(), release(), fdinfo ---- */
@@ -1331,6 +1797,7 @@ static int twd_open(struct inode *inode, struct file *file)
 	mutex_init(&ctx->mutex);
 	init_waitqueue_head(&ctx->wqh);
 	INIT_LIST_HEAD(&ctx->ready);
+	INIT_LIST_HEAD(&ctx->done);
 	get_random_bytes(&ctx->hash_key, sizeof(ctx->hash_key));
 	file->private_data = ctx;
 	return stream_open(inode, file);
@@ -1350,6 +1817,10 @@ static int twd_release(struct inode *inode, struct file *file)
 	twd_cancel_all(ctx);
 	mutex_unlock(&ctx->mutex);
 	WARN_ON_ONCE(!list_empty(&ctx->ready));
+	WARN_ON_ONCE(!list_empty(&ctx->done));
+	if (ctx->ring)
+		twd_ring_free(ctx->ring);
+	kfree(ctx->chunk);
 	twd_user_put(ctx->user);
 	mutex_destroy(&ctx->mutex);
 	kvfree(ctx->buckets);
@@ -1360,8 +1831,8 @@ static int twd_release(struct inode *inode, struct file *file)
 static void twd_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct twd_ctx *ctx = file->private_data;
-	u64 armed, cancelled, fired, overruns, delivered;
-	unsigned int ntimers, nqueued, event_size;
+	u64 armed, cancelled, fired, overruns, delivered, ring_overflow = 0;
+	unsigned int ntimers, nqueued, event_size, ring_entries = 0;
 
 	mutex_lock(&ctx->mutex);
 	ntimers = ctx->ntimers;
@@ -1373,6 +1844,10 @@ static void twd_show_fdinfo(struct seq_file *m, struct file *file)
 	fired = ctx->fired;
 	overruns = ctx->overruns;
 	delivered = ctx->delivered;
+	if (ctx->ring) {
+		ring_entries = ctx->ring->mask + 1;
+		ring_overflow = ctx->ring->overflow;
+	}
 	spin_unlock_irq(&ctx->wqh.lock);
 	mutex_unlock(&ctx->mutex);
 
@@ -1382,6 +1857,9 @@ static void twd_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "overruns:\t%llu\ndelivered:\t%llu\n", overruns,
 		   delivered);
 	seq_printf(m, "event_size:\t%u\n", event_size);
+	/* The ring's slots (0: none) and the events that found it full. */
+	seq_printf(m, "ring_entries:\t%u\nring_overflow:\t%llu\n",
+		   ring_entries, ring_overflow);
 	/* The limits in force, and the user's count they apply to. */
 	seq_printf(m, "max_timers:\t%u\nmax_user_timers:\t%u\n",
 		   READ_ONCE(max_timers), READ_ONCE(max_user_timers));
@@ -1395,6 +1873,7 @@ static const struct file_operations twd_fops = {
 	.release	= twd_release,
 	.read		= twd_read,
 	.poll		= twd_poll,
+	.mmap		= twd_mmap,
 	.unlocked_ioctl	= twd_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.show_fdinfo	= twd_show_fdinfo,
@@ -1438,6 +1917,11 @@ static int __init twd_init(void)
 	static_assert(sizeof(struct twheel_cancel_all) >=
 		      TWHEEL_CANCEL_ALL_SIZE_VER0);
 	static_assert(sizeof(struct twheel_event) >= TWHEEL_EVENT_SIZE_VER0);
+	static_assert(sizeof(struct twheel_ring_setup) >=
+		      TWHEEL_RING_SETUP_SIZE_VER0);
+	static_assert(sizeof(struct twheel_ring_flush) >=
+		      TWHEEL_RING_FLUSH_SIZE_VER0);
+	static_assert(TWD_RING_EVENTS == 192);
 	twd_cache = kmem_cache_create("twheel_dev_timer",
 				      sizeof(struct twd_timer), 0,
 				      SLAB_ACCOUNT, NULL);

@@ -25,6 +25,7 @@
 #define _TWHEEL_COMPAT_H
 
 #include <linux/hrtimer.h>
+#include <linux/mm.h>
 #include <linux/timer.h>
 #include <linux/version.h>
 
@@ -59,6 +60,14 @@ static inline void hrtimer_setup(struct hrtimer *timer,
  */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 158)
 #define timer_shutdown_sync(timer)	timer_delete_sync(timer)
+#endif
+
+/* 6.3: vm_area_struct.vm_flags became const, changed through helpers. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
+static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
 #endif
 
 /* 6.16: from_timer() is renamed timer_container_of(); defined as there. */

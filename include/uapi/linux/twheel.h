@@ -61,6 +61,8 @@
  * - EEXIST: a timer with that key exists and TWHEEL_ARM_REPLACE was not set
  * - ENOSPC: the per-file or per-user timer limit is reached
  * - ENOMEM: out of memory; nothing was changed
+ * - EBUSY: the file has an event ring already (TWHEEL_IOC_RING_SETUP, or
+ *   TWHEEL_IOC_VERSION asking for another event size)
  */
 
 #define TWHEEL_IOC_MAGIC	0xB9
@@ -78,6 +80,7 @@
 #define TWHEEL_FEATURE_EVENT_SIZE	0x20ULL	/* @want_event_size */
 #define TWHEEL_FEATURE_BATCH_PROGRESS	0x40ULL	/* TWHEEL_BATCH_PROGRESS */
 #define TWHEEL_FEATURE_TIMENS		0x80ULL	/* time namespaces honoured */
+#define TWHEEL_FEATURE_RING		0x100ULL /* TWHEEL_IOC_RING_SETUP, mmap */
 
 /*
  * The first released size of each struct: the smallest @size accepted. A
@@ -93,6 +96,8 @@
 #define TWHEEL_QUERY_SIZE_VER0		64
 #define TWHEEL_CANCEL_ALL_SIZE_VER0	8
 #define TWHEEL_EVENT_SIZE_VER0		40	/* read() records */
+#define TWHEEL_RING_SETUP_SIZE_VER0	56
+#define TWHEEL_RING_FLUSH_SIZE_VER0	8
 
 /* The largest event record read() can be asked for. */
 #define TWHEEL_EVENT_SIZE_MAX		4096
@@ -117,6 +122,8 @@
  *	from TWHEEL_EVENT_SIZE_VER0 to TWHEEL_EVENT_SIZE_MAX, else -EINVAL.
  *	Bytes of a record beyond the kernel's struct twheel_event are zero.
  *	(This was __reserved, "must be 0", before TWHEEL_FEATURE_EVENT_SIZE.)
+ *	Once the file has an event ring, only its size is accepted (else
+ *	-EBUSY): the ring's records have the size they were set up with.
  *
  * Call it first. It fails with -EINVAL if @api is not one the kernel
  * implements.
@@ -355,6 +362,136 @@ struct twheel_event {
 	__u32 flags;
 };
 
+/**
+ * DOC: Event ring
+ *
+ * Instead of read(), a file's events can be reaped from a ring shared with
+ * the kernel, as io_uring's completion queue is: the kernel appends each
+ * event at the ring's tail as its timer fires, the process takes them from
+ * the head and stores the new head, with no system call per event or per
+ * batch. TWHEEL_IOC_RING_SETUP creates the ring (once per file; it belongs
+ * to the file, so dup() and fork() share it) and mmap() of the file,
+ * MAP_SHARED, offset 0, at most twheel_ring_setup.mmap_size bytes, maps
+ * it. Its layout is given by the offsets in struct twheel_ring_offsets:
+ *
+ * - @head (__u32): the next event to reap; written by the process only
+ * - @tail (__u32): one past the last event; written by the kernel only
+ * - @mask (__u32): @entries - 1; an event's slot is index & @mask
+ * - @entries (__u32): the number of slots, a power of two
+ * - @flags (__u32): TWHEEL_RING_OVERFLOW, written by the kernel
+ * - @overflow (__u64): events that found the ring full, written by the
+ *   kernel; they were not lost (see below)
+ * - @events: @entries records of twheel_ring_setup.event_size bytes (the
+ *   file's event size, see TWHEEL_IOC_VERSION), each a struct twheel_event
+ *   zero-extended as read() returns it
+ *
+ * Memory ordering. The kernel writes the records, then the tail with
+ * smp_store_release(); the process must load the tail with acquire
+ * semantics (__atomic_load_n(tail, __ATOMIC_ACQUIRE)) before reading the
+ * records it covers. The process reads the records, then stores the head
+ * with release semantics (__atomic_store_n(head, h, __ATOMIC_RELEASE));
+ * the kernel loads it with smp_load_acquire() before it reuses a slot.
+ * Indexes are free-running __u32s: the ring holds tail - head events.
+ *
+ * A full ring loses nothing. An event that finds no free slot waits on
+ * the file's backlog, as read()'s events do (one per timer: later fires of
+ * a timer whose event waits fold into its @overruns), @overflow counts it,
+ * and TWHEEL_RING_OVERFLOW is set in @flags until the backlog is empty.
+ * The backlog moves into the ring, in firing order and ahead of new
+ * events, as slots free: on the next fire, poll(), TWHEEL_IOC_RING_FLUSH or
+ * any other ioctl. A process that reaped events and sees
+ * TWHEEL_RING_OVERFLOW after storing the head (with a full barrier
+ * between the store and the load, __atomic_thread_fence(__ATOMIC_SEQ_CST);
+ * the kernel has one between setting the flag and reading the head) calls
+ * TWHEEL_IOC_RING_FLUSH; one that waits in poll() or level-triggered
+ * epoll need not, as poll() flushes.
+ *
+ * Each fire is its own record in the ring: a periodic timer may have
+ * several. The key of a timer whose last fire (TWHEEL_EVENT_LAST) entered
+ * the ring is free at once: any ioctl after the record became visible
+ * sees the key unused. Times in the records are of the time namespace of
+ * the process that set the ring up.
+ *
+ * poll() and epoll report EPOLLIN while the ring holds events (tail !=
+ * head) or the backlog does. With a ring, read() fails with -EBUSY: a file
+ * delivers through one of them. The ring is freed at the file's last close
+ * and unmap; unmapping it early, or a reaper that dies, loses nothing that
+ * is still in the ring: the ring is the file's, not the mapping's.
+ *
+ * Several processes or threads may reap one ring if they agree on how:
+ * one reaper at a time (a lock), or each taking a record by
+ * compare-and-swap of the head after copying it (discarding the copy if
+ * the swap fails). The kernel trusts neither the head nor anything else
+ * the process writes: a head that claims more events than the ring holds
+ * makes the kernel treat the ring as full.
+ */
+
+/* The ring's @flags word */
+#define TWHEEL_RING_OVERFLOW	0x1U	/* events wait on the backlog */
+
+/* Limits of twheel_ring_setup.entries and of the ring's size. */
+#define TWHEEL_RING_ENTRIES_MAX	(1U << 20)
+#define TWHEEL_RING_BYTES_MAX	(64U << 20)
+
+/**
+ * struct twheel_ring_offsets - where the ring's fields are in the mapping
+ * @head: offset of the __u32 head index
+ * @tail: offset of the __u32 tail index
+ * @mask: offset of the __u32 index mask
+ * @entries: offset of the __u32 number of slots
+ * @flags: offset of the __u32 flags (TWHEEL_RING_OVERFLOW)
+ * @overflow: offset of the __u64 count of events that found the ring full
+ * @events: offset of the first record, 8-byte aligned
+ * @__reserved: 0
+ */
+struct twheel_ring_offsets {
+	__u32 head;
+	__u32 tail;
+	__u32 mask;
+	__u32 entries;
+	__u32 flags;
+	__u32 overflow;
+	__u32 events;
+	__u32 __reserved;
+};
+
+/**
+ * struct twheel_ring_setup - TWHEEL_IOC_RING_SETUP: create the event ring
+ * @size: sizeof(struct twheel_ring_setup)
+ * @flags: must be 0
+ * @entries: in: the number of slots, a power of two from 1 to
+ *	TWHEEL_RING_ENTRIES_MAX, at most TWHEEL_RING_BYTES_MAX bytes of
+ *	records; else -EINVAL
+ * @event_size: out: the size of a record, the file's event size
+ * @mmap_size: out: the length to mmap() at offset 0
+ * @off: out: the layout of the mapping
+ *
+ * Fails with -EBUSY if the file has a ring already, -ENOMEM without the
+ * memory, which is charged to the caller's memory cgroup. Events waiting
+ * for read() move into the ring.
+ */
+struct twheel_ring_setup {
+	__u32 size;
+	__u32 flags;
+	__u32 entries;
+	__u32 event_size;
+	__aligned_u64 mmap_size;
+	struct twheel_ring_offsets off;
+};
+
+/**
+ * struct twheel_ring_flush - TWHEEL_IOC_RING_FLUSH: move the backlog in
+ * @size: sizeof(struct twheel_ring_flush)
+ * @flags: must be 0
+ *
+ * Moves waiting events into the ring as far as it has room; returns the
+ * number moved. -EINVAL if the file has no ring.
+ */
+struct twheel_ring_flush {
+	__u32 size;
+	__u32 flags;
+};
+
 #define TWHEEL_IOC_VERSION	_IOWR(TWHEEL_IOC_MAGIC, 0x00, struct twheel_version)
 #define TWHEEL_IOC_ARM		_IOW(TWHEEL_IOC_MAGIC, 0x01, struct twheel_arm)
 #define TWHEEL_IOC_ARM_BATCH	_IOW(TWHEEL_IOC_MAGIC, 0x02, struct twheel_arm_batch)
@@ -363,5 +500,7 @@ struct twheel_event {
 #define TWHEEL_IOC_MODIFY	_IOW(TWHEEL_IOC_MAGIC, 0x05, struct twheel_modify)
 #define TWHEEL_IOC_QUERY	_IOWR(TWHEEL_IOC_MAGIC, 0x06, struct twheel_query)
 #define TWHEEL_IOC_CANCEL_ALL	_IOW(TWHEEL_IOC_MAGIC, 0x07, struct twheel_cancel_all)
+#define TWHEEL_IOC_RING_SETUP	_IOWR(TWHEEL_IOC_MAGIC, 0x08, struct twheel_ring_setup)
+#define TWHEEL_IOC_RING_FLUSH	_IOW(TWHEEL_IOC_MAGIC, 0x09, struct twheel_ring_flush)
 
 #endif /* _UAPI_LINUX_TWHEEL_H */
