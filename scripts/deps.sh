@@ -9,10 +9,10 @@
 set -euo pipefail
 
 # Every VM run: modules against a kernel, static userspace binaries (the
-# selftests take kselftest_harness.h from linux-source), a busybox
-# initramfs and QEMU.
+# selftests take kselftest_harness.h from linux-source; gcc-multilib builds
+# the 32-bit ring client), a busybox initramfs and QEMU.
 VM="build-essential linux-source-6.1 qemu-system-x86 busybox-static cpio
-    gzip file rsync"
+    gzip file rsync gcc-multilib"
 # Debian's kernels: their headers (the images come from apt-get download),
 # 6.1 and the 6.12 LTS, each stock and PREEMPT_RT (scripts/vm/lib.sh).
 STOCK="linux-headers-amd64"
