@@ -519,15 +519,18 @@ static bool twd_last_fire(struct twd_timer *t)
 /* ---- the event ring ---- */
 
 /*
- * Free slots of @ring. The acquire pairs with the process's release store
- * of the head: its reads of the slots it hands back are done before the
- * kernel writes them again. A head the kernel's tail cannot explain (the
+ * Free slots of @ring. A head the kernel's tail cannot explain (the
  * process wrote garbage) leaves no free slot.
  */
 static u32 twd_ring_space(struct twd_ring *ring)
 {
-	u32 used = ring->tail - smp_load_acquire(&ring->hdr->head);
+	u32 used;
 
+	/*
+	 * Pairs with the process's release store of the head: its reads of
+	 * the slots it hands back are done before the kernel writes them.
+	 */
+	used = ring->tail - smp_load_acquire(&ring->hdr->head);
 	return used > ring->mask + 1 ? 0 : ring->mask + 1 - used;
 }
 

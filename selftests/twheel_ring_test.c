@@ -100,7 +100,7 @@ TEST_F(ring, setup_sizes)
 	static const __u32 bad[] = { 0, 3, 100, TWHEEL_RING_ENTRIES_MAX * 2 };
 	unsigned int i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		rs.entries = bad[i];
 		EXPECT_EQ(-EINVAL, tw_ioctl(self->tw.fd, TWHEEL_IOC_RING_SETUP,
 					    &rs));
@@ -208,7 +208,7 @@ TEST_F(ring, full_nothing_lost)
 	int i, got, periodic = 0;
 	__u64 key;
 
-	ASSERT_TRUE(ev != NULL);
+	ASSERT_TRUE(!!ev);
 	ASSERT_EQ(0, twl_ring_setup(&self->tw, 16));
 	for (i = 0; i < N; i++)
 		ASSERT_EQ(0, twl_arm(&self->tw, i, 0, 2 * MS, 0, 0, 0));
@@ -281,7 +281,7 @@ struct reaper {
 	int *seen;
 	int n;
 	int got;
-	volatile int *stop;
+	int *stop;
 };
 
 static void *reaper_fn(void *arg)
@@ -289,7 +289,7 @@ static void *reaper_fn(void *arg)
 	struct reaper *r = arg;
 	struct twheel_event ev;
 
-	while (!*r->stop) {
+	while (!__atomic_load_n(r->stop, __ATOMIC_RELAXED)) {
 		if (!twl_ring_reap_shared(r->tw, &ev)) {
 			twl_wait(r->tw, 10);
 			continue;
@@ -307,12 +307,12 @@ TEST_F(ring, shared_reapers)
 	struct twheel_arm *arms = calloc(N, sizeof(*arms));
 	struct reaper r[T];
 	pthread_t th[T];
-	volatile int stop = 0;
+	int stop = 0;
 	int *seen = calloc(N, sizeof(int));
 	int i, total = 0, once = 0;
 
-	ASSERT_TRUE(arms != NULL);
-	ASSERT_TRUE(seen != NULL);
+	ASSERT_TRUE(!!arms);
+	ASSERT_TRUE(!!seen);
 	ASSERT_EQ(0, twl_ring_setup(&self->tw, 64));
 	for (i = 0; i < T; i++) {
 		r[i] = (struct reaper){ &self->tw, seen, N, 0, &stop };
@@ -329,7 +329,7 @@ TEST_F(ring, shared_reapers)
 		for (total = 0, j = 0; j < N; j++)
 			total += __atomic_load_n(&seen[j], __ATOMIC_RELAXED);
 	}
-	stop = 1;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	for (i = 0; i < T; i++)
 		pthread_join(th[i], NULL);
 	for (i = 0; i < N; i++)
@@ -381,8 +381,8 @@ TEST_F(ring, munmap_while_firing)
 	void *old;
 	int i, got;
 
-	ASSERT_TRUE(arms != NULL);
-	ASSERT_TRUE(ev != NULL);
+	ASSERT_TRUE(!!arms);
+	ASSERT_TRUE(!!ev);
 	ASSERT_EQ(0, twl_ring_setup(&self->tw, 2048));
 	for (i = 0; i < N; i++)
 		arms[i] = twl_arm_entry(i, 0, (i % 50) * MS, 0, 0, 0);

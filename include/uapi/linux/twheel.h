@@ -430,8 +430,8 @@ struct twheel_event {
 #define TWHEEL_RING_OVERFLOW	0x1U	/* events wait on the backlog */
 
 /* Limits of twheel_ring_setup.entries and of the ring's size. */
-#define TWHEEL_RING_ENTRIES_MAX	(1U << 20)
-#define TWHEEL_RING_BYTES_MAX	(64U << 20)
+#define TWHEEL_RING_ENTRIES_MAX	0x100000U	/* 1Mi */
+#define TWHEEL_RING_BYTES_MAX	0x4000000U	/* 64 MiB */
 
 /**
  * struct twheel_ring_offsets - where the ring's fields are in the mapping
