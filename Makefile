@@ -38,6 +38,18 @@ install:
 	install -D -m 644 twheel.h $(SDK)/twheel.h
 	install -D -m 644 include/uapi/linux/twheel.h $(SDK)/include/uapi/linux/twheel.h
 	install -D -m 644 Module.symvers $(SDK)/$(KREL)/Module.symvers
+	$(MAKE) install-lib
+
+# The userspace side: include/twheel/libtwheel.h (header only), the UAPI
+# header it includes, and libtwheel.pc: `pkg-config --cflags libtwheel`.
+LIBDIR ?= $(PREFIX)/lib
+install-lib:
+	install -D -m 644 include/twheel/libtwheel.h $(DESTDIR)$(PREFIX)/include/twheel/libtwheel.h
+	install -D -m 644 include/uapi/linux/twheel.h \
+		$(DESTDIR)$(PREFIX)/include/twheel/uapi/linux/twheel.h
+	mkdir -p $(DESTDIR)$(LIBDIR)/pkgconfig
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(TWHEEL_VERSION)|' \
+		packaging/libtwheel.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/libtwheel.pc
 
 # DKMS: the sources of twheel.ko and twheel-dev.ko into DKMS_SRCTREE (dkms's
 # --sourcetree), then dkms add, build and install, for DKMS_KERNEL (default:
@@ -82,12 +94,16 @@ modules-%:
 		{ echo 'modules-$*: warnings in our files (above)'; \
 		  find $(OUT)/$*/src -name '*.o' -delete; false; }
 
+# ubench's io_uring contender needs liburing (liburing-dev, static).
+URING = $(shell echo '#include <liburing.h>' | $(CC) -E -x c - >/dev/null 2>&1 && echo y)
 userspace:
 	mkdir -p $(OUT)/user/bin $(OUT)/user/selftests
 	if [ -d selftests ]; then $(MAKE) -C selftests OUT=$(OUT)/user/selftests; fi
-	for f in tools/twheelctl.c examples/twheel_epoll.c bench/ubench.c; do \
+	for f in tools/twheelctl.c examples/twheel_epoll.c; do \
 		[ ! -f $$f ] || $(CC) $(USER_CFLAGS) -o $(OUT)/user/bin/$$(basename $$f .c) $$f || exit; \
 	done
+	$(CC) $(USER_CFLAGS) $(if $(URING),-DHAVE_LIBURING) -o $(OUT)/user/bin/ubench \
+		bench/ubench.c $(if $(URING),-luring)
 
 # Our code with the old API names poisoned (compat.h,
 # TWHEEL_COMPAT_POISON_OLD), as the newest kernels lack them: against 6.12
@@ -196,4 +212,4 @@ check:
 		$(OUT)/check/style $(OUT)/check/sparse $(OUT)/check/docs \
 		$(OUT)/check/packaging
 
-.PHONY: all module install dkms-build dkms-install clean debug-kernel userspace compat-new run stress bench style sparse docs check
+.PHONY: all module install install-lib dkms-build dkms-install clean debug-kernel userspace compat-new run stress bench style sparse docs check

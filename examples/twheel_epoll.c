@@ -1,78 +1,64 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * twheel_epoll - the epoll idiom with /dev/twheel
+ * twheel_epoll - the epoll idiom with /dev/twheel, through libtwheel.h
  *
  * One event loop, one file descriptor, many keyed timers: arm a batch of
  * session timeouts, keep one session alive by re-arming (modifying) its
- * timer, and read the expiries in batches whenever epoll says the fd is
- * readable. Exits 0 when every session but the kept-alive one expired, in
- * deadline order and none early.
+ * timer, and take the expiries in batches whenever epoll says the fd is
+ * readable: with read(), or with "--ring" from the event ring, without a
+ * system call per batch. Exits 0 when every session but the kept-alive one
+ * expired, in deadline order and none early.
+ *
+ * Build: cc $(pkg-config --cflags libtwheel) -o twheel_epoll twheel_epoll.c
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
-#include <linux/twheel.h>
+#include <twheel/libtwheel.h>
 
 #define SESSIONS	16
 #define KEEP		7		/* the session that stays alive */
 #define MS		1000000ULL
 
-static int arm_sessions(int fd)
+static int arm_sessions(struct twl *tw)
 {
 	struct twheel_arm arm[SESSIONS];
 	__s32 status[SESSIONS];
-	struct twheel_arm_batch batch = {
-		.size = sizeof(batch),
-		.entries = (uintptr_t)arm,
-		.status = (uintptr_t)status,
-		.count = SESSIONS,
-		.entry_size = sizeof(arm[0]),
-	};
 	int i;
 
-	memset(arm, 0, sizeof(arm));
-	for (i = 0; i < SESSIONS; i++) {
-		arm[i].size = sizeof(arm[i]);
-		arm[i].key = i;			/* the session id */
-		arm[i].data = 1000 + i;		/* e.g. a pointer to it */
-		arm[i].expiry_ns = (50 + 10 * i) * MS;
-	}
-	return ioctl(fd, TWHEEL_IOC_ARM_BATCH, &batch) == SESSIONS ? 0 : -1;
+	for (i = 0; i < SESSIONS; i++)		/* key: the session id */
+		arm[i] = twl_arm_entry(i, 1000 + i, (50 + 10 * i) * MS, 0, 0, 0);
+	return twl_arm_batch(tw, arm, SESSIONS, status) == SESSIONS ? 0 : -1;
 }
 
-static int keep_alive(int fd)
+/* The events available now: from the ring, or read() (O_NONBLOCK). */
+static long take(struct twl *tw, struct twheel_event *ev, unsigned int max)
 {
-	struct twheel_modify mod = {
-		.size = sizeof(mod),
-		.key = KEEP,
-		.expiry_ns = 60000 * MS,	/* activity: a minute more */
-	};
-
-	return ioctl(fd, TWHEEL_IOC_MODIFY, &mod);
+	if (tw->map)
+		return twl_ring_reap(tw, ev, max);
+	return twl_read(tw, ev, max);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	struct twheel_event ev[8];
+	int ring = argc > 1 && !strcmp(argv[1], "--ring");
 	struct epoll_event e = { .events = EPOLLIN };
-	int fd, ep, expired = 0, i, bad = 0;
+	int ep, expired = 0, i, bad = 0, ret;
+	struct twheel_event ev[8];
 	__u64 last = 0;
-	ssize_t n;
+	struct twl tw;
+	long n;
 
-	fd = open("/dev/twheel", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		perror("/dev/twheel");
+	ret = twl_open(&tw, O_NONBLOCK | O_CLOEXEC);
+	if (!ret && ring)
+		ret = twl_ring_setup(&tw, 64);
+	if (ret) {
+		fprintf(stderr, "/dev/twheel: %s\n", strerror(-ret));
 		return 1;
 	}
 	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e) ||
-	    arm_sessions(fd) || keep_alive(fd)) {
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, tw.fd, &e) ||
+	    arm_sessions(&tw) || twl_modify(&tw, KEEP, 60000 * MS, 0)) {
 		perror("setup");
 		return 1;
 	}
@@ -81,9 +67,9 @@ int main(void)
 			fprintf(stderr, "timed out with %d expired\n", expired);
 			return 1;
 		}
-		/* Drain: each read returns as many whole events as fit. */
-		while ((n = read(fd, ev, sizeof(ev))) > 0) {
-			for (i = 0; i < n / (ssize_t)sizeof(ev[0]); i++) {
+		/* Drain: whole events, as many as there are. */
+		while ((n = take(&tw, ev, 8)) > 0) {
+			for (i = 0; i < n; i++) {
 				long long late = ev[i].fire_ns - ev[i].deadline_ns;
 
 				printf("session %llu (data %llu) expired, %lld us late\n",
@@ -95,14 +81,14 @@ int main(void)
 				expired++;
 			}
 		}
-		if (n < 0 && errno != EAGAIN) {
-			perror("read");
+		if (n < 0 && n != -EAGAIN) {
+			fprintf(stderr, "read: %s\n", strerror(-n));
 			return 1;
 		}
 	}
-	printf("%d sessions expired in order, session %d kept alive: %s\n",
-	       expired, KEEP, bad ? "FAIL" : "ok");
+	printf("%d sessions expired in order (%s), session %d kept alive: %s\n",
+	       expired, ring ? "ring" : "read", KEEP, bad ? "FAIL" : "ok");
 	close(ep);
-	close(fd);
+	twl_close(&tw);
 	return bad;
 }

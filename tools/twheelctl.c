@@ -16,24 +16,18 @@
  * e.g. `twheelctl arm 1 500 arm 2 100 100 3 cancel 1 list watch`. A
  * sequence that leaves timers armed ends with an implicit watch.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <time.h>
-#include <unistd.h>
 
-#include <linux/twheel.h>
+#include <twheel/libtwheel.h>
 
 #define MS		1000000ULL
 #define MAX_KEYS	256
 
-static int tw_fd = -1;
-static struct twheel_version tw_ver;
+static struct twl tw = { .fd = -1 };
 static __u64 armed_keys[MAX_KEYS];
 static unsigned int narmed;
 
@@ -56,18 +50,11 @@ static int print_usage(void)
 
 static int tw_open(void)
 {
-	tw_fd = open("/dev/twheel", O_RDWR | O_CLOEXEC);
-	if (tw_fd < 0) {
-		perror("/dev/twheel");
-		return -1;
-	}
-	tw_ver.size = sizeof(tw_ver);
-	tw_ver.api = TWHEEL_API;
-	if (ioctl(tw_fd, TWHEEL_IOC_VERSION, &tw_ver)) {
-		perror("TWHEEL_IOC_VERSION");
-		return -1;
-	}
-	return 0;
+	int ret = twl_open(&tw, O_CLOEXEC);
+
+	if (ret)
+		fprintf(stderr, "/dev/twheel: %s\n", strerror(-ret));
+	return ret;
 }
 
 static int parse_u64(const char *s, __u64 *val)
@@ -90,14 +77,11 @@ static int is_num(const char *s)
 
 static int cmd_arm(__u64 key, __u64 delay_ms, __u64 period_ms, __u32 count)
 {
-	struct twheel_arm a = {
-		.size = sizeof(a), .key = key, .data = now_ns(),
-		.expiry_ns = delay_ms * MS, .period_ns = period_ms * MS,
-		.count = count,
-	};
+	int ret = twl_arm(&tw, key, now_ns(), delay_ms * MS, period_ms * MS,
+			  count, 0);
 
-	if (ioctl(tw_fd, TWHEEL_IOC_ARM, &a)) {
-		fprintf(stderr, "arm %llu: %s\n", key, strerror(errno));
+	if (ret) {
+		fprintf(stderr, "arm %llu: %s\n", key, strerror(-ret));
 		return -1;
 	}
 	if (narmed < MAX_KEYS)
@@ -107,10 +91,10 @@ static int cmd_arm(__u64 key, __u64 delay_ms, __u64 period_ms, __u32 count)
 
 static int cmd_cancel(__u64 key)
 {
-	struct twheel_cancel c = { .size = sizeof(c), .key = key };
+	int ret = twl_cancel(&tw, key);
 
-	if (ioctl(tw_fd, TWHEEL_IOC_CANCEL, &c)) {
-		fprintf(stderr, "cancel %llu: %s\n", key, strerror(errno));
+	if (ret) {
+		fprintf(stderr, "cancel %llu: %s\n", key, strerror(-ret));
 		return -1;
 	}
 	printf("cancelled %llu\n", key);
@@ -120,10 +104,11 @@ static int cmd_cancel(__u64 key)
 static int cmd_query(__u64 key)
 {
 	struct twheel_query q = { .size = sizeof(q), .key = key };
+	long ret = twl_ioctl(&tw, TWHEEL_IOC_QUERY, &q);
 
-	if (ioctl(tw_fd, TWHEEL_IOC_QUERY, &q)) {
-		printf("key %llu: %s\n", key, strerror(errno));
-		return errno == ENOENT ? 0 : -1;
+	if (ret) {
+		printf("key %llu: %s\n", key, strerror(-ret));
+		return ret == -ENOENT ? 0 : -1;
 	}
 	printf("key %llu: %s%s%s remaining %llu us, period %llu us, fires left %s%u\n",
 	       key,
@@ -152,7 +137,7 @@ static long timers_left(void)
 	long n = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", tw_fd);
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", tw.fd);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
@@ -177,16 +162,16 @@ static void print_event(const struct twheel_event *ev, __u64 seen)
 static int cmd_watch(void)
 {
 	struct twheel_event ev[64];
-	ssize_t n;
+	long n;
 	int i;
 
 	while (timers_left() > 0) {
-		n = read(tw_fd, ev, sizeof(ev));
+		n = twl_read(&tw, ev, 64);
 		if (n < 0) {
-			perror("read");
+			fprintf(stderr, "read: %s\n", strerror(-n));
 			return -1;
 		}
-		for (i = 0; i < n / (ssize_t)sizeof(ev[0]); i++)
+		for (i = 0; i < n; i++)
 			print_event(&ev[i], now_ns());
 		fflush(stdout);
 	}
@@ -212,32 +197,33 @@ static int cmd_demo(void)
 	if (tw_open())
 		return 1;
 	printf("/dev/twheel: API %u, tick %llu us, %u timers per fd\n",
-	       tw_ver.api, tw_ver.tick_ns / 1000, tw_ver.max_timers);
+	       tw.version.api, tw.version.tick_ns / 1000,
+	       tw.version.max_timers);
 	for (i = 0; i < 5; i++)
 		if (cmd_arm(delays[i], delays[i], 0, 0))
 			return 1;
 	if (cmd_arm(200, 200, 200, 5))
 		return 1;
 	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, tw_fd, &e)) {
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, tw.fd, &e)) {
 		perror("epoll");
 		return 1;
 	}
 	start = now_ns();
 	while (got < expect && now_ns() - start < 5000 * MS) {
-		ssize_t n;
+		long n;
 
 		if (epoll_wait(ep, &e, 1, 1000) <= 0)
 			continue;
-		n = read(tw_fd, ev, sizeof(ev));
-		for (i = 0; n > 0 && i < n / sizeof(ev[0]); i++) {
+		n = twl_read(&tw, ev, 16);
+		for (i = 0; n > 0 && i < n; i++) {
 			__u64 late = ev[i].fire_ns - ev[i].deadline_ns;
 
 			print_event(&ev[i], now_ns());
 			got += 1 + ev[i].overruns;
 			if (ev[i].fire_ns < ev[i].deadline_ns)
 				early++;
-			else if (late > tw_ver.tick_ns + 20 * MS)
+			else if (late > tw.version.tick_ns + 20 * MS)
 				slow++;
 			if (ev[i].fire_ns >= ev[i].deadline_ns && late > worst)
 				worst = late;

@@ -211,6 +211,20 @@ static inline int twl_cancel(const struct twl *tw, __u64 key)
 	return twl_ioctl(tw, TWHEEL_IOC_CANCEL, &c);
 }
 
+/* Move pending timer @key to @expiry_ns (from now, or TWHEEL_ARM_ABS). */
+static inline int twl_modify(const struct twl *tw, __u64 key, __u64 expiry_ns,
+			     __u32 flags)
+{
+	struct twheel_modify m;
+
+	memset(&m, 0, sizeof(m));
+	m.size = sizeof(m);
+	m.flags = flags;
+	m.key = key;
+	m.expiry_ns = expiry_ns;
+	return twl_ioctl(tw, TWHEEL_IOC_MODIFY, &m);
+}
+
 /* Cancel @n keys; @status as for twl_arm_batch(), but required. */
 static inline long twl_cancel_batch(const struct twl *tw, const __u64 *keys,
 				    __u32 n, __s32 *status)

@@ -49,6 +49,13 @@ has "$sdk/include/uapi/linux/twheel.h"
 has "$sdk/$krel/Module.symvers"
 grep -q '	twheel_add	' "$sdk/$krel/Module.symvers" 2>/dev/null ||
 	bad "twheel_add is not in the installed Module.symvers"
+# The userspace library: a client built with pkg-config's flags alone.
+has "$root/usr/include/twheel/libtwheel.h"
+has "$root/usr/lib/pkgconfig/libtwheel.pc"
+cflags=$(PKG_CONFIG_PATH="$root/usr/lib/pkgconfig" pkg-config --cflags libtwheel) ||
+	bad "pkg-config --cflags libtwheel failed"
+cc $cflags -Wall -Werror -o "$out/twheel_epoll" "$TOP/examples/twheel_epoll.c" ||
+	bad "examples/twheel_epoll.c does not build with pkg-config --cflags libtwheel"
 
 # Another out-of-tree module, built only from what was installed.
 client="$out/client"

@@ -109,6 +109,7 @@ step "selftests" selftests
 step "ttl example" ttl_example
 step "tracepoints and debugfs stats" observability
 step "epoll example" twheel_epoll
+step "epoll example, event ring" twheel_epoll --ring
 step "unload modules" unload_all
 step "hotplug: kernel timers move and fire once" hotplug_check
 step "unload: refused under a client, 20 cycles" unload_cycles 20
