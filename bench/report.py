@@ -40,7 +40,7 @@ FIRE_FACS = ('twheel', 'timer_list', 'hrtimer')
 # cost.dat column order, fixed for bench/plot.gp.
 DAT_FACS = ('twheel', 'timer_list', 'hrtimer', 'twheel-abs')
 COLS = ('twheel', 'twheel-abs', 'timer_list', 'hrtimer', 'timerfd',
-        'POSIX timer')
+        'POSIX timer', 'io_uring')
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -396,6 +396,7 @@ def add_user(t, res):
     for n in res.ns('uarm'):
         cells = {c: spread(f_rate, res.stat('uarm', 'per_s', fac=f, n=n))
                  for c, f in ufac.items()}
+        cells['io_uring'] = spread(f_rate, res.stat('uarm', 'per_s', fac='io_uring', n=n))
         cells['twheel'] = ' / '.join(
             spread(f_rate, res.stat('uarm', 'per_s', fac=f, n=n))
             for f in ('twheel_ioctl', 'twheel_batch'))
@@ -411,18 +412,35 @@ def add_user(t, res):
              {'twheel': spread(f_rate, res.stat('uarm', 'per_s', fac='twheel_batch', n=n)),
               'timerfd': spread(f_rate, res.stat('uarm', 'per_s', fac='timerfd', n=n))},
              '>= 10x timerfd', r, None if r is None else med(r) >= 10)
+    n = largest(res, 'uarm', 'io_uring')
+    if n:
+        r = res.paired(ratio, ('uarm', 'per_s', {'fac': 'twheel_batch', 'n': n}),
+                       ('uarm', 'per_s', {'fac': 'io_uring', 'n': n}))
+        t.target(f'batch arm, {f_n(n)}: twheel batch / io_uring = {spread(f_ratio, r)}',
+                 {'twheel': spread(f_rate, res.stat('uarm', 'per_s', fac='twheel_batch', n=n)),
+                  'io_uring': spread(f_rate, res.stat('uarm', 'per_s', fac='io_uring', n=n))},
+                 '>= 4x io_uring', r, None if r is None else med(r) >= 4)
+
+
+# Delivery contenders: the column, and the facilities in it ("read / ring").
+DELIVER_COLS = (('twheel', ('twheel_read', 'twheel_ring')),
+                ('timerfd', ('epoll_timerfd',)), ('io_uring', ('io_uring',)))
+
+
+def deliver_cells(res, key, fmt, n):
+    return {c: ' / '.join(spread(fmt, res.stat('udeliver', key, fac=f, n=n))
+                          for f in facs)
+            for c, facs in DELIVER_COLS}
 
 
 def add_delivery(t, res):
     for n in res.ns('udeliver'):
-        t.row(f'delivery, {f_n(n)} due at once: events/s (twheel read, epoll+timerfd)',
-              {'twheel': spread(f_rate, res.stat('udeliver', 'per_s', fac='twheel_read', n=n)),
-               'timerfd': spread(f_rate, res.stat('udeliver', 'per_s', fac='epoll_timerfd', n=n))})
-        t.row(f'delivery, {f_n(n)}: first event late by',
-              {'twheel': spread(f_time, res.stat('udeliver', 'first_late_ns',
-                                                 fac='twheel_read', n=n)),
-               'timerfd': spread(f_time, res.stat('udeliver', 'first_late_ns',
-                                                  fac='epoll_timerfd', n=n))})
+        t.row(f'delivery, {f_n(n)} due at once: events/s (twheel read / ring, '
+              'epoll+timerfd, io_uring)', deliver_cells(res, 'per_s', f_rate, n))
+        t.row(f'delivery, {f_n(n)}: first event in userspace, late by',
+              deliver_cells(res, 'first_late_ns', f_time, n))
+        t.row(f'delivery, {f_n(n)}: last event in userspace, late by',
+              deliver_cells(res, 'last_late_ns', f_time, n))
     n = largest(res, 'udeliver', 'epoll_timerfd')
     r = res.paired(ratio, ('udeliver', 'per_s', {'fac': 'twheel_read', 'n': n}),
                    ('udeliver', 'per_s', {'fac': 'epoll_timerfd', 'n': n}))
@@ -430,12 +448,28 @@ def add_delivery(t, res):
              {'twheel': spread(f_rate, res.stat('udeliver', 'per_s', fac='twheel_read', n=n)),
               'timerfd': spread(f_rate, res.stat('udeliver', 'per_s', fac='epoll_timerfd', n=n))},
              '>= 5x epoll+timerfd', r, None if r is None else med(r) >= 5)
+    # Issue 12: the last event of a burst, twheel's ring against the others.
+    n = largest(res, 'udeliver', 'twheel_ring')
+    for other, col, limit in (('io_uring', 'io_uring', 0.5),
+                              ('epoll_timerfd', 'timerfd', 0.2)):
+        if not n or not res.ns('udeliver', other):
+            continue
+        r = res.paired(ratio, ('udeliver', 'last_late_ns', {'fac': 'twheel_ring', 'n': n}),
+                       ('udeliver', 'last_late_ns', {'fac': other, 'n': n}))
+        t.target(f'last event, {f_n(n)} due at once: twheel ring / {other} = '
+                 f'{spread(f_ratio, r)}',
+                 {'twheel': spread(f_time, res.stat('udeliver', 'last_late_ns',
+                                                    fac='twheel_ring', n=n)),
+                  col: spread(f_time, res.stat('udeliver', 'last_late_ns',
+                                               fac=other, n=n))},
+                 f'<= {limit}x {other}', r, None if r is None else med(r) <= limit)
 
 
 def add_memory(t, res):
     for n in res.ns('uarm'):
         cells = {c: spread(f_bytes, res.stat('uarm', 'mem_b', fac=f, n=n))
-                 for c, f in (('timerfd', 'timerfd'), ('POSIX timer', 'posix'))}
+                 for c, f in (('timerfd', 'timerfd'), ('POSIX timer', 'posix'),
+                              ('io_uring', 'io_uring'))}
         cells['twheel'] = spread(f_bytes, res.stat('uarm', 'mem_b', fac='twheel_batch', n=n))
         t.row(f'kernel memory per userspace timer, {f_n(n)}', cells)
     n = largest(res, 'uarm', 'timerfd')

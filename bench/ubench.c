@@ -12,11 +12,15 @@
  *            and after): timerfd_create + timerfd_settime, timer_create +
  *            timer_settime (SIGEV_NONE; capped at -p seconds), and
  *            /dev/twheel, one TWHEEL_IOC_ARM per timer and TWHEEL_IOC_ARM_BATCH
- *            of 1024
+ *            of 1024, and io_uring: one IORING_OP_TIMEOUT SQE per timer
+ *            (relative), submitted 4096 at a time (liburing)
  *  udeliver  events delivered per second when N timers come due at one
- *            instant, counted from that instant, and how late the first one
- *            arrives: epoll over N timerfds (each event read from its fd)
- *            against read() batches from one /dev/twheel fd
+ *            instant, counted from that instant, how late the first one
+ *            arrives in userspace (first_late_ns) and how late the last one
+ *            (last_late_ns): epoll over N timerfds (each event read from its
+ *            fd), read() batches from one /dev/twheel fd, the same fd's
+ *            event ring (reaped without system calls, poll() when empty),
+ *            and io_uring timeouts reaped from its completion queue
  *
  * Delays are random within 1 s..1 h for the arming runs, so nothing fires
  * while memory is measured.
@@ -44,8 +48,11 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/twheel.h>
 #include <linux/types.h>
+#include <twheel/libtwheel.h>
+#ifdef HAVE_LIBURING
+#include <liburing.h>
+#endif
 
 #define USAGE		"usage: ubench [-n N,...] [-p SECONDS] [-r ROUNDS]\n"
 #define MAX_N		8
@@ -350,6 +357,7 @@ static void deliver_report(const char *fac, unsigned int n, struct deliver *d)
 	jint("got", d->got);
 	jrate(d->got, d->deadline, d->last);
 	jint("first_late_ns", (long long)(d->first - d->deadline));
+	jint("last_late_ns", (long long)(d->last - d->deadline));
 	jint("span_ns", d->last - d->first);
 	jend();
 }
@@ -406,58 +414,42 @@ static void deliver_epoll(unsigned int n)
 /* ---- /dev/twheel ---- */
 
 /* A fresh timer set; -1 (and a "skip" result) without the device. */
-static int tw_open(void)
+static int tw_open(struct twl *tw)
 {
-	struct twheel_version v = { .size = sizeof(v), .api = TWHEEL_API };
-	int fd = open("/dev/twheel", O_RDWR | O_CLOEXEC);
+	int ret = twl_open(tw, O_CLOEXEC);
 
-	if (fd < 0 || ioctl(fd, TWHEEL_IOC_VERSION, &v)) {
+	if (ret) {
 		jbegin("skip");
 		jstr("what", "/dev/twheel");
-		jstr("why", strerror(errno));
+		jstr("why", strerror(-ret));
 		jend();
-		if (fd >= 0)
-			close(fd);
 		return -1;
 	}
-	return fd;
-}
-
-static void tw_fill(struct twheel_arm *a, __u64 key, __u64 expiry, __u32 flags)
-{
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->flags = flags;
-	a->key = key;
-	a->data = ~key;
-	a->expiry_ns = expiry;
+	return 0;
 }
 
 /* Arm @n timers, @batch per ioctl (0: TWHEEL_IOC_ARM each); -1 on error. */
-static int tw_arm_n(int fd, unsigned int n, unsigned int batch,
+static int tw_arm_n(struct twl *tw, unsigned int n, unsigned int batch,
 		    __u64 deadline)
 {
 	static struct twheel_arm a[BATCH];
 	static __s32 status[BATCH];
-	struct twheel_arm_batch b = {
-		.size = sizeof(b), .entries = (__u64)(uintptr_t)a,
-		.status = (__u64)(uintptr_t)status, .entry_size = sizeof(a[0]),
-	};
 	__u32 flags = deadline ? TWHEEL_ARM_ABS : 0;
-	unsigned int i, j;
+	unsigned int i, j, count;
 
-	for (i = 0; i < n; i += b.count) {
-		b.count = batch ? (n - i < batch ? n - i : batch) : 1;
-		for (j = 0; j < b.count; j++) {
+	for (i = 0; i < n; i += count) {
+		count = batch ? (n - i < batch ? n - i : batch) : 1;
+		for (j = 0; j < count; j++) {
 			__u64 expiry = deadline;
 
 			if (!expiry)
 				expiry = rnd_delay(NSEC_PER_SEC, HOUR_NS);
-			tw_fill(&a[j], i + j, expiry, flags);
+			a[j] = twl_arm_entry(i + j, ~(__u64)(i + j), expiry,
+					     0, 0, flags);
 		}
-		if (!batch && ioctl(fd, TWHEEL_IOC_ARM, &a[0]))
+		if (!batch && twl_ioctl(tw, TWHEEL_IOC_ARM, &a[0]))
 			return -1;
-		if (batch && ioctl(fd, TWHEEL_IOC_ARM_BATCH, &b) != (int)b.count)
+		if (batch && twl_arm_batch(tw, a, count, status) != count)
 			return -1;
 	}
 	return 0;
@@ -466,13 +458,13 @@ static int tw_arm_n(int fd, unsigned int n, unsigned int batch,
 static void arm_twheel(unsigned int n, unsigned int batch)
 {
 	struct kmem before = kmem_now();
-	int fd = tw_open();
+	struct twl tw;
 	__u64 t0, t1;
 
-	if (fd < 0)
+	if (tw_open(&tw))
 		return;
 	t0 = now_ns();
-	if (tw_arm_n(fd, n, batch, 0))
+	if (tw_arm_n(&tw, n, batch, 0))
 		die("twheel arm");
 	t1 = now_ns();
 	jbegin("uarm");
@@ -483,47 +475,205 @@ static void arm_twheel(unsigned int n, unsigned int batch)
 	jrate(n, t0, t1);
 	jkmem(before, n);
 	jend();
-	close(fd);
+	twl_close(&tw);
 	settle();
 }
 
-/* Read events until @n arrived; a minute without one ends the wait. */
-static void tw_drain(int fd, unsigned int n, struct deliver *d)
+/*
+ * Take events until @n arrived, from the ring if @tw has one, else with
+ * read(); a minute without one ends the wait.
+ */
+static void tw_drain(struct twl *tw, unsigned int n, struct deliver *d)
 {
 	static struct twheel_event ev[BATCH];
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	ssize_t got;
+	long got;
 
 	while (d->got < n) {
-		if (poll(&pfd, 1, 60 * 1000) != 1)
+		if (tw->map)
+			got = twl_ring_reap(tw, ev, BATCH);
+		else
+			got = twl_read(tw, ev, BATCH);
+		if (got < 0)
 			break;
-		got = read(fd, ev, sizeof(ev));
-		if (got <= 0)
-			break;
+		if (!got) {
+			if (twl_wait(tw, 60 * 1000) != 1)
+				break;
+			continue;
+		}
 		if (!d->first)
 			d->first = now_ns();
-		d->got += got / sizeof(ev[0]);
+		d->got += got;
 	}
 	d->last = now_ns();
 }
 
-static void deliver_twheel(unsigned int n)
+/* The smallest power of two >= @n, at most TWHEEL_RING_ENTRIES_MAX. */
+static __u32 ring_entries(unsigned int n)
+{
+	__u32 e = 1;
+
+	while (e < n && e < TWHEEL_RING_ENTRIES_MAX)
+		e <<= 1;
+	return e;
+}
+
+static void deliver_twheel(unsigned int n, int ring)
 {
 	struct deliver d = { 0 };
-	int fd = tw_open();
+	struct twl tw;
 
-	if (fd < 0)
+	if (tw_open(&tw))
 		return;
+	if (ring && twl_ring_setup(&tw, ring_entries(n)))
+		die("twheel ring setup");
 	d.deadline = now_ns() + NSEC_PER_SEC / 2 + n * 20000ULL;
-	if (tw_arm_n(fd, n, BATCH, d.deadline))
+	if (tw_arm_n(&tw, n, BATCH, d.deadline))
 		die("twheel arm");
 	if (now_ns() >= d.deadline)
 		fprintf(stderr, "ubench: twheel: arming took past the deadline\n");
-	tw_drain(fd, n, &d);
-	deliver_report("twheel_read", n, &d);
-	close(fd);
+	tw_drain(&tw, n, &d);
+	deliver_report(ring ? "twheel_ring" : "twheel_read", n, &d);
+	twl_close(&tw);
 	settle();
 }
+
+/* ---- io_uring timeouts ---- */
+
+#ifdef HAVE_LIBURING
+/* SQEs per submission; the CQ is sized for a burst, overflow beyond. */
+#define URING_SQ	4096
+#define URING_CQ	65536
+
+static int uring_init(struct io_uring *ring)
+{
+	struct io_uring_params p = {
+		.flags = IORING_SETUP_CQSIZE | IORING_SETUP_CLAMP,
+		.cq_entries = URING_CQ,
+	};
+	int ret = io_uring_queue_init_params(URING_SQ, ring, &p);
+
+	if (ret) {
+		jbegin("skip");
+		jstr("what", "io_uring");
+		jstr("why", strerror(-ret));
+		jend();
+	}
+	return ret;
+}
+
+/*
+ * Queue @n IORING_OP_TIMEOUTs, relative: each at @deadline (absolute,
+ * converted when its SQE is filled) or, if 0, at a random delay; submit
+ * them URING_SQ at a time. The kernel copies each timespec at submission.
+ */
+static int uring_arm_n(struct io_uring *ring, unsigned int n, __u64 deadline)
+{
+	static struct __kernel_timespec ts[URING_SQ];
+	unsigned int i = 0, j;
+
+	while (i < n) {
+		for (j = 0; j < URING_SQ && i < n; j++, i++) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+			__u64 rel;
+
+			if (!sqe)
+				return -1;
+			if (deadline) {
+				__u64 now = now_ns();
+
+				rel = deadline > now ? deadline - now : 0;
+			} else {
+				rel = rnd_delay(NSEC_PER_SEC, HOUR_NS);
+			}
+			ts[j].tv_sec = rel / NSEC_PER_SEC;
+			ts[j].tv_nsec = rel % NSEC_PER_SEC;
+			io_uring_prep_timeout(sqe, &ts[j], 0, 0);
+			io_uring_sqe_set_data64(sqe, i);
+		}
+		if (io_uring_submit(ring) != (int)j)
+			return -1;
+	}
+	return 0;
+}
+
+static void arm_uring(unsigned int n)
+{
+	struct kmem before = kmem_now();
+	struct io_uring ring;
+	__u64 t0, t1;
+
+	if (uring_init(&ring))
+		return;
+	t0 = now_ns();
+	if (uring_arm_n(&ring, n, 0))
+		die("io_uring arm");
+	t1 = now_ns();
+	jbegin("uarm");
+	jstr("fac", "io_uring");
+	jint("n", n);
+	jint("batch", URING_SQ);
+	jrate(n, t0, t1);
+	jkmem(before, n);
+	jend();
+	/* Exit cancels the pending timeouts. */
+	io_uring_queue_exit(&ring);
+	settle();
+}
+
+/* Reap completions until @n timeouts fired (-ETIME each). */
+static void uring_drain(struct io_uring *ring, unsigned int n,
+			struct deliver *d)
+{
+	struct __kernel_timespec wait = { .tv_sec = 60 };
+	struct io_uring_cqe *cqe;
+	unsigned int head, seen;
+
+	while (d->got < n) {
+		if (io_uring_wait_cqe_timeout(ring, &cqe, &wait))
+			break;
+		seen = 0;
+		io_uring_for_each_cqe(ring, head, cqe) {
+			if (cqe->res == -ETIME)
+				d->got++;
+			seen++;
+		}
+		io_uring_cq_advance(ring, seen);
+		if (!d->first)
+			d->first = now_ns();
+	}
+	d->last = now_ns();
+}
+
+static void deliver_uring(unsigned int n)
+{
+	struct deliver d = { 0 };
+	struct io_uring ring;
+
+	if (uring_init(&ring))
+		return;
+	d.deadline = now_ns() + NSEC_PER_SEC / 2 + n * 20000ULL;
+	if (uring_arm_n(&ring, n, d.deadline))
+		die("io_uring arm");
+	if (now_ns() >= d.deadline)
+		fprintf(stderr, "ubench: io_uring: arming took past the deadline\n");
+	uring_drain(&ring, n, &d);
+	deliver_report("io_uring", n, &d);
+	io_uring_queue_exit(&ring);
+	settle();
+}
+#else
+static void arm_uring(unsigned int n)
+{
+	jbegin("skip");
+	jstr("what", "io_uring");
+	jstr("why", "built without liburing");
+	jend();
+}
+
+static void deliver_uring(unsigned int n)
+{
+}
+#endif
 
 /* ---- environment ---- */
 
@@ -556,7 +706,8 @@ static int parse_list(char *s, unsigned int *out)
 	return n;
 }
 
-/* Arming run @which of the 4; main() rotates their order by round. */
+/* Arming run @which of ARM_RUNS; main() rotates their order by round. */
+#define ARM_RUNS	5
 static void arm_one(unsigned int which, unsigned int n)
 {
 	switch (which) {
@@ -569,8 +720,31 @@ static void arm_one(unsigned int which, unsigned int n)
 	case 2:
 		arm_twheel(n, 0);
 		break;
-	default:
+	case 3:
 		arm_twheel(n, BATCH);
+		break;
+	default:
+		arm_uring(n);
+		break;
+	}
+}
+
+/* Delivery run @which of DELIVER_RUNS, rotated likewise. */
+#define DELIVER_RUNS	4
+static void deliver_one(unsigned int which, unsigned int n)
+{
+	switch (which) {
+	case 0:
+		deliver_epoll(n);
+		break;
+	case 1:
+		deliver_twheel(n, 0);
+		break;
+	case 2:
+		deliver_twheel(n, 1);
+		break;
+	default:
+		deliver_uring(n);
 		break;
 	}
 }
@@ -596,15 +770,11 @@ int main(int argc, char **argv)
 	env();
 	for (i = 0; i < count; i++) {
 		for (cur_round = 0; cur_round < rounds; cur_round++) {
-			for (f = 0; f < 4; f++)
-				arm_one((cur_round + f) % 4, ns[i]);
-			if (cur_round % 2) {
-				deliver_twheel(ns[i]);
-				deliver_epoll(ns[i]);
-			} else {
-				deliver_epoll(ns[i]);
-				deliver_twheel(ns[i]);
-			}
+			for (f = 0; f < ARM_RUNS; f++)
+				arm_one((cur_round + f) % ARM_RUNS, ns[i]);
+			for (f = 0; f < DELIVER_RUNS; f++)
+				deliver_one((cur_round + f) % DELIVER_RUNS,
+					    ns[i]);
 		}
 	}
 	return 0;

@@ -21,8 +21,10 @@ STOCK612="linux-headers-6.12-amd64"
 RT612="linux-headers-6.12-rt-amd64"
 # The debug kernel, built from linux-source-6.1.
 DEBUG="flex bison bc libelf-dev libssl-dev dwarves xz-utils perl kmod"
+# ubench's io_uring contender (a static -luring).
+URING="liburing-dev"
 # The static checks (checkpatch, sparse, docs, packaging) and tap-summary.
-STATIC="sparse python3 python3-docutils perl kmod dkms"
+STATIC="sparse python3 python3-docutils perl kmod dkms pkgconf"
 
 # The packages of one kernel of scripts/vm.
 kernel_pkgs() {
@@ -40,9 +42,9 @@ kernel_pkgs() {
 pkgs_for() {
 	case "$1" in
 	run) echo "$VM $STOCK" ;;
-	bench) k=$(kernel_pkgs "${2:-stock}") && echo "$VM $k python3 gnuplot-nox" ;;
+	bench) k=$(kernel_pkgs "${2:-stock}") && echo "$VM $k python3 gnuplot-nox $URING" ;;
 	stress) echo "$VM $DEBUG" ;;
-	check | ci) echo "$VM $STOCK $RT $STOCK612 $RT612 $DEBUG $STATIC" ;;
+	check | ci) echo "$VM $STOCK $RT $STOCK612 $RT612 $DEBUG $STATIC $URING" ;;
 	*) echo "deps.sh: no target '$1' (run, bench, stress, check, ci)" >&2
 	   return 1 ;;
 	esac
