@@ -220,9 +220,11 @@ struct twd_ring_hdr {
  * @esize:	size of a record
  * @tns:	time namespace offset of the process that set the ring up
  * @overflow:	events that found the ring full
+ * @flagged:	TWHEEL_RING_OVERFLOW is set in @hdr
  *
- * Set up once under ctx->mutex and the event lock, freed at release;
- * @tail and @overflow are under the event lock.
+ * Set up once under ctx->mutex and the event lock, published with
+ * smp_store_release() for mmap(), which takes neither; freed at release.
+ * @tail, @overflow and @flagged are under the event lock.
  */
 struct twd_ring {
 	struct twd_ring_hdr	*hdr;
@@ -233,6 +235,7 @@ struct twd_ring {
 	u32			esize;
 	s64			tns;
 	u64			overflow;
+	bool			flagged;
 };
 
 /**
@@ -576,6 +579,15 @@ static void twd_ring_publish(struct twd_ring *ring)
 	smp_store_release(&ring->hdr->tail, ring->tail);
 }
 
+/* The backlog is empty: clear TWHEEL_RING_OVERFLOW. */
+static void twd_ring_unflag(struct twd_ring *ring)
+{
+	if (ring->flagged) {
+		ring->flagged = false;
+		WRITE_ONCE(ring->hdr->flags, 0);
+	}
+}
+
 /*
  * Move up to @max events of the backlog into the ring, oldest first, as
  * far as it has room; clear TWHEEL_RING_OVERFLOW once the backlog is
@@ -588,8 +600,9 @@ static unsigned int twd_ring_fill(struct twd_ctx *ctx, unsigned int max)
 
 	lockdep_assert_held(&ctx->wqh.lock);
 
+	/* Empty, perhaps by cancels: nothing waits any more. */
 	if (list_empty(&ctx->ready))
-		return 0;
+		goto out_clear;
 	max = min(max, twd_ring_space(ring));
 	while (n < max && !list_empty(&ctx->ready)) {
 		struct twd_timer *t = list_first_entry(&ctx->ready,
@@ -602,8 +615,10 @@ static unsigned int twd_ring_fill(struct twd_ctx *ctx, unsigned int max)
 	ctx->nqueued -= n;
 	if (n)
 		twd_ring_publish(ring);
-	if (list_empty(&ctx->ready))
-		WRITE_ONCE(ring->hdr->flags, 0);
+	if (!list_empty(&ctx->ready))
+		return n;
+out_clear:
+	twd_ring_unflag(ring);
 	return n;
 }
 
@@ -628,6 +643,7 @@ static void twd_queue(struct twd_ctx *ctx, struct twd_timer *t)
 	if (!ring)
 		return;
 	ring->overflow++;
+	ring->flagged = true;
 	WRITE_ONCE(ring->hdr->overflow, ring->overflow);
 	WRITE_ONCE(ring->hdr->flags, TWHEEL_RING_OVERFLOW);
 	/*
@@ -740,10 +756,13 @@ static void twd_unqueue(struct twd_ctx *ctx, struct twd_timer *t)
 	if (list_empty(&t->ready))
 		return;
 	list_del_init(&t->ready);
-	if (t->flags & TWD_DONE)
+	if (t->flags & TWD_DONE) {
 		t->flags &= ~TWD_DONE;
-	else
-		ctx->nqueued--;
+		return;
+	}
+	ctx->nqueued--;
+	if (ctx->ring && list_empty(&ctx->ready))
+		twd_ring_unflag(ctx->ring);
 }
 
 /* Take @t's settings from @arm; @t is idle. */
@@ -1406,7 +1425,8 @@ static long twd_ioc_ring_setup(struct twd_ctx *ctx, union twd_ucmd *u)
 	}
 	ring->tns = twd_timens_offset();
 	spin_lock_irq(&ctx->wqh.lock);
-	WRITE_ONCE(ctx->ring, ring);
+	/* Complete before seen: twd_mmap() reads it without our locks. */
+	smp_store_release(&ctx->ring, ring);
 	spin_unlock_irq(&ctx->wqh.lock);
 	/* Events waiting for read() move in; readers wake to fail. */
 	twd_ring_fill_all(ctx);
@@ -1762,20 +1782,20 @@ static int twd_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct twd_ctx *ctx = file->private_data;
 	struct twd_ring *ring;
-	int ret;
 
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
-	mutex_lock(&ctx->mutex);
-	ring = ctx->ring;
-	if (ring) {
-		vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
-		ret = vm_map_pages(vma, ring->pages, ring->npages);
-	} else {
-		ret = -ENODEV;
-	}
-	mutex_unlock(&ctx->mutex);
-	return ret;
+	/*
+	 * Not under ctx->mutex: mmap() holds mmap_lock, which the ioctls'
+	 * user copies take inside ctx->mutex. The ring is complete when
+	 * published (pairs with the release in twd_ioc_ring_setup()) and
+	 * never changes until the last close, after the last unmap.
+	 */
+	ring = smp_load_acquire(&ctx->ring);
+	if (!ring)
+		return -ENODEV;
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	return vm_map_pages(vma, ring->pages, ring->npages);
 }
 
 /* ---- open(), release(), fdinfo ---- */

@@ -463,4 +463,20 @@ TEST_F(ring, garbage_head)
 	EXPECT_EQ(1, ev[0].key);
 }
 
+TEST_F(ring, backlog_cancelled)
+{
+	ASSERT_EQ(0, twl_ring_setup(&self->tw, 1));
+	ASSERT_EQ(0, twl_arm(&self->tw, 1, 0, 0, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 2, 0, 0, 0, 0, 0));
+	tw_sleep_ms(50);
+	EXPECT_EQ(1, twl_ring_count(&self->tw));
+	EXPECT_EQ(TWHEEL_RING_OVERFLOW, *self->tw.flags);
+	/* The waiting event goes with its timer, and so does the flag. */
+	EXPECT_EQ(0, twl_cancel(&self->tw, twl_ring_event(&self->tw, 0)->key
+					   == 1 ? 2 : 1));
+	EXPECT_EQ(0, *self->tw.flags);
+	EXPECT_EQ(0, tw_fdinfo(self->tw.fd, "queued"));
+	EXPECT_EQ(1, *self->tw.overflow);
+}
+
 TW_HARNESS_MAIN
