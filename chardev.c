@@ -95,6 +95,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/overflow.h>
+#include <linux/pagemap.h>
 #include <linux/poll.h>
 #include <linux/random.h>
 #include <linux/sched/signal.h>
@@ -1667,38 +1668,62 @@ static int twd_copy_events(struct twd_chunk *c, unsigned int n,
 
 /*
  * Copy events to @buf, as many records of the file's size as @count bytes
- * hold; returns bytes copied, -EINVAL if not one fits, or -EFAULT.
+ * hold; returns bytes copied, -EINVAL if not one fits, -EBUSY if the file
+ * has a ring, or -EFAULT.
+ *
+ * ctx->mutex is held across the copies, but never while a page fault
+ * waits (for I/O, for userfaultfd, for mmap_lock): every ioctl of the file
+ * would wait with it. The copies run with page faults disabled; one that
+ * needs a fault puts its events back in front, drops the mutex, faults the
+ * buffer in, and takes the events again, at most as many as now fit.
  */
 static ssize_t twd_read_events(struct twd_ctx *ctx, char __user *buf,
 			       size_t count)
 {
-	size_t esize = ctx->event_size, max = count / esize;
 	s64 tns = twd_timens_offset();
-	struct twd_chunk *c = ctx->chunk;
+	size_t esize, max, len, left;
+	struct twd_chunk *c;
 	ssize_t done = 0;
 	unsigned int n;
+	int ret;
 
 	lockdep_assert_held(&ctx->mutex);
 
-	/* A ring was set up since twd_read() checked. */
+again:
+	/* Set up since twd_read() checked, or since the mutex was dropped. */
 	if (ctx->ring)
-		return -EBUSY;
-	/* The size changed since twd_read() checked. */
+		return done ?: -EBUSY;
+	esize = ctx->event_size;
+	max = (count - done) / esize;
 	if (!max)
-		return -EINVAL;
+		return done ?: -EINVAL;
+	c = ctx->chunk;
 	if (!c) {
 		c = kmalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
 		if (!c)
-			return -ENOMEM;
+			return done ?: -ENOMEM;
 		ctx->chunk = c;
 	}
 	while (max) {
 		n = twd_take(ctx, c, min_t(size_t, max, TWD_READ_CHUNK));
 		if (!n)
 			break;
-		if (twd_copy_events(c, n, buf + done, esize, tns)) {
+		pagefault_disable();
+		ret = twd_copy_events(c, n, buf + done, esize, tns);
+		pagefault_enable();
+		if (ret) {
 			twd_untake(ctx, c, n);
-			return done ? done : -EFAULT;
+			len = n * esize;
+			mutex_unlock(&ctx->mutex);
+			left = fault_in_writeable(buf + done, len);
+			mutex_lock(&ctx->mutex);
+			if (len - left < esize)
+				return done ?: -EFAULT;
+			/* Only what was faulted in; then a short read. */
+			count = done + len - left;
+			if (esize != ctx->event_size && done)
+				return done;
+			goto again;
 		}
 		twd_reap(ctx, c, n);
 		done += n * esize;

@@ -479,4 +479,40 @@ TEST_F(ring, backlog_cancelled)
 	EXPECT_EQ(1, *self->tw.overflow);
 }
 
+/*
+ * read() copies with page faults disabled and faults the buffer in without
+ * the file's mutex: a buffer never touched yet reads whole; one that ends
+ * in an inaccessible page gives a short read, the rest stays queued.
+ */
+TEST_F(ring, read_faults_in)
+{
+	struct twheel_arm *arms = calloc(200, sizeof(*arms));
+	char *buf;
+	int i;
+
+	ASSERT_TRUE(!!arms);
+	for (i = 0; i < 200; i++)
+		arms[i] = twl_arm_entry(i, 0, 0, 0, 0, 0);
+	ASSERT_EQ(64, twl_arm_batch(&self->tw, arms, 64, NULL));
+	tw_sleep_ms(100);
+	buf = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(buf != MAP_FAILED);
+	EXPECT_EQ(64 * sizeof(struct twheel_event),
+		  read(self->tw.fd, buf, 64 * sizeof(struct twheel_event)));
+	EXPECT_TRUE(keys_once((struct twheel_event *)buf, 64));
+
+	for (i = 0; i < 200; i++)
+		arms[i].key += 1000;
+	ASSERT_EQ(200, twl_arm_batch(&self->tw, arms, 200, NULL));
+	tw_sleep_ms(100);
+	ASSERT_EQ(0, mprotect(buf + 4096, 4096, PROT_NONE));
+	EXPECT_EQ(2 * sizeof(struct twheel_event),
+		  read(self->tw.fd, buf + 4096 - 2 * sizeof(struct twheel_event),
+		       200 * sizeof(struct twheel_event)));
+	EXPECT_EQ(198, tw_fdinfo(self->tw.fd, "queued"));
+	munmap(buf, 2 * 4096);
+	free(arms);
+}
+
 TW_HARNESS_MAIN
