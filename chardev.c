@@ -634,7 +634,7 @@ static void twd_queue(struct twd_ctx *ctx, struct twd_timer *t)
 
 	lockdep_assert_held(&ctx->wqh.lock);
 
-	/* The tail is published once per batch: twd_unlock_wake(). */
+	/* The tail is published once per run: twd_fire_run(). */
 	if (ring && list_empty(&ctx->ready) && twd_ring_space(ring)) {
 		twd_ring_put(ctx, t);
 		return;
@@ -708,45 +708,49 @@ static bool twd_fire_locked(struct twd_ctx *ctx, struct twd_timer *t, u64 now)
 	return true;
 }
 
-static void twd_unlock_wake(struct twd_ctx *ctx, bool wake)
-	__releases(&ctx->wqh.lock)
+/*
+ * Fire the run of timers of one file that starts at @wts[@i], under its
+ * event lock, taken once: publish its ring's tail and wake its readers
+ * once. Returns the index after the run. Touches neither a timer nor the
+ * file after dropping the lock.
+ */
+static unsigned int twd_fire_run(struct twheel_timer **wts, unsigned int i,
+				 unsigned int n, u64 now)
 {
-	/* The batch's events in the ring, at once. */
+	struct twd_ctx *ctx = container_of(wts[i], struct twd_timer, wt)->ctx;
+	bool wake = false;
+
+	spin_lock(&ctx->wqh.lock);
+	for (; i < n; i++) {
+		struct twd_timer *t = container_of(wts[i], struct twd_timer, wt);
+
+		if (t->ctx != ctx)
+			break;
+		wake |= twd_fire_locked(ctx, t, now);
+	}
+	/* The run's events in the ring, at once. */
 	if (wake && ctx->ring)
 		twd_ring_publish(ctx->ring);
 	/* Exact: waiters are added under the lock we hold. */
 	if (wake && waitqueue_active(&ctx->wqh))
 		wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 	spin_unlock(&ctx->wqh.lock);
+	return i;
 }
 
 /*
  * The timers' batch callback, in softirq context: a batch holds due timers
- * in firing order, of one file or of several. Takes each file's event lock
- * once per run of its timers, publishes its ring's tail and wakes its
- * readers once, and touches neither a timer nor a file after dropping the
- * lock.
+ * in firing order, of one file or of several; each run of one file's
+ * timers is fired under one hold of its event lock. (One lock and unlock
+ * per function: sparse follows the context.)
  */
 static void twd_timer_fn(struct twheel_timer **wts, unsigned int n)
 {
 	u64 now = twheel_fire_time(wts[0]);
-	struct twd_ctx *ctx = NULL;
-	bool wake = false;
-	unsigned int i;
+	unsigned int i = 0;
 
-	for (i = 0; i < n; i++) {
-		struct twd_timer *t = container_of(wts[i], struct twd_timer, wt);
-
-		if (t->ctx != ctx) {
-			if (ctx)
-				twd_unlock_wake(ctx, wake);
-			ctx = t->ctx;
-			spin_lock(&ctx->wqh.lock);
-			wake = false;
-		}
-		wake |= twd_fire_locked(ctx, t, now);
-	}
-	twd_unlock_wake(ctx, wake);
+	while (i < n)
+		i = twd_fire_run(wts, i, n, now);
 }
 
 /* Take @t off the ready list or ctx->done, whichever it is on. */
