@@ -365,6 +365,17 @@ static void twheel_detach(struct twheel_base *base, struct twheel_timer *timer)
 	WRITE_ONCE(timer->entry.next, NULL);
 }
 
+/* Take a due @timer, from wheel_first_due(), off the wheel, as above. */
+static void twheel_detach_due(struct twheel_base *base,
+			      struct twheel_timer *timer)
+{
+	lockdep_assert_held(&base->lock);
+
+	wheel_del_due(&base->wheel, timer);
+	base->stats.pending--;
+	WRITE_ONCE(timer->entry.next, NULL);
+}
+
 /* Returns 1 if @timer was pending and is no longer, 0 if it was not. */
 static int twheel_detach_if_pending(struct twheel_base *base,
 				    struct twheel_timer *timer)
@@ -544,7 +555,7 @@ static void twheel_fire_batch(struct twheel_base *base,
 		if (!timer || !(timer->flags & TWHEEL_BATCH) ||
 		    timer->batch != fn)
 			break;
-		twheel_detach(base, timer);
+		twheel_detach_due(base, timer);
 	}
 	running->at = now;
 	WRITE_ONCE(running->nr_batch, n);
@@ -616,7 +627,7 @@ static bool twheel_run(struct twheel_base *base, u64 slice_ns)
 				twheel_relax(base);
 			continue;
 		}
-		twheel_detach(base, timer);
+		twheel_detach_due(base, timer);
 		if (timer->flags & TWHEEL_SLEEPABLE) {
 			twheel_hand_over(base, timer);
 			sleepers = true;

@@ -403,6 +403,19 @@ static enum wheel_state wheel_advance(struct wheel *w, u64 now,
 }
 
 /**
+ * wheel_del_due - take the timer wheel_first_due() returned off the wheel
+ * @w:		the wheel
+ * @timer:	the timer wheel_first_due() returned
+ *
+ * As wheel_del(), without looking for the slot: it is the due one.
+ */
+static void wheel_del_due(struct wheel *w, struct twheel_timer *timer)
+{
+	wheel_list_del(&timer->entry);
+	wheel_slot_drop(w, w->due, 1);
+}
+
+/**
  * wheel_first_due - the next timer to expire
  * @w:		the wheel
  * @now:	the current time in ns

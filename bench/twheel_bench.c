@@ -102,6 +102,10 @@ static unsigned int lat_n = 1000;
 module_param(lat_n, uint, 0444);
 MODULE_PARM_DESC(lat_n, "Timers per lateness run of one facility");
 
+static unsigned int sparse_n = 100;
+module_param(sparse_n, uint, 0444);
+MODULE_PARM_DESC(sparse_n, "Timers, one at a time, per sparse lateness run");
+
 static unsigned int wake_ms = 2000;
 module_param(wake_ms, uint, 0444);
 MODULE_PARM_DESC(wake_ms, "Sampling time of each wakeup count, ms");
@@ -729,6 +733,7 @@ struct tb_item {
  * @n:		callbacks expected
  * @stamp_all:	record every fire time (lateness), not just when the first
  *		and the last callback ran (bursts)
+ * @sparse:	wake the benchmark at every callback (sparse lateness)
  * @done:	set, with @last, by the @n-th callback
  * @first:	time of the first callback
  * @last:	time of the @n-th callback
@@ -738,6 +743,7 @@ static struct tb_fire_run {
 	atomic_t		count;
 	int			n;
 	bool			stamp_all;
+	bool			sparse;
 	bool			done;
 	u64			first;
 	u64			last;
@@ -761,6 +767,8 @@ static void tb_fire_note(struct tb_item *it, u64 at)
 	it->fired = at;
 	if (count == 1)
 		tb_run.first = at;
+	if (tb_run.sparse)
+		wake_up(&tb_run.wq);
 	if (count == tb_run.n) {
 		tb_run.last = at;
 		/* Publishes @last to tb_fire_wait()'s reader. */
@@ -858,6 +866,7 @@ static void tb_run_reset(u32 n, bool stamp_all)
 	atomic_set(&tb_run.count, 0);
 	tb_run.n = n;
 	tb_run.stamp_all = stamp_all;
+	tb_run.sparse = false;
 	tb_run.done = false;
 	tb_run.first = 0;
 	tb_run.last = 0;
@@ -988,6 +997,54 @@ out_free:
 	return ret;
 }
 
+/*
+ * Sparse timers: one facility, one timer at a time, each armed when the
+ * one before has fired, @n delays in [@lo, @hi): a timer alone in its wheel
+ * slot, as most are on a quiet system.
+ */
+static int tb_lateness_sparse_phase(enum tb_fac fac, unsigned int round,
+				    const u64 *delay, u64 hi, u32 n, s64 *late)
+{
+	struct tb_item *items = tb_items_alloc(fac, n);
+	u32 i;
+
+	if (!items)
+		return -ENOMEM;
+	tb_run_reset(n, true);
+	tb_run.sparse = true;
+	for (i = 0; i < n; i++) {
+		items[i].deadline = ktime_get_ns() + delay[i];
+		tb_item_arm(fac, items + i, jiffies + tb_jiffies(delay[i]));
+		wait_event_timeout(tb_run.wq, atomic_read(&tb_run.count) > i,
+				   nsecs_to_jiffies(hi + NSEC_PER_SEC));
+	}
+	tb_items_stop(fac, items, n);
+	tb_lateness_report(fac, "sparse", round, items, n, late);
+	vfree(items);
+	return 0;
+}
+
+static int tb_lateness_sparse(u64 lo, u64 hi, u32 n, unsigned int round)
+{
+	u64 *delay = vmalloc(array_size(n, sizeof(*delay)));
+	s64 *late = vmalloc(array_size(n, sizeof(*late)));
+	unsigned int i;
+	int ret = -ENOMEM;
+
+	if (!delay || !late)
+		goto out_free;
+	for (i = 0; i < n; i++)
+		delay[i] = tb_delay(lo, hi);
+	ret = 0;
+	for (i = 0; i < NR_FIRE_FAC && !ret; i++)
+		ret = tb_lateness_sparse_phase((round + i) % NR_FIRE_FAC, round,
+					       delay, hi, n, late);
+out_free:
+	vfree(late);
+	vfree(delay);
+	return ret;
+}
+
 static void tb_burst_report(enum tb_fac fac, u32 n, unsigned int round,
 			    u64 deadline, u64 armed, bool all)
 {
@@ -1105,6 +1162,9 @@ static int tb_all_fires(void)
 		if (!ret)
 			ret = tb_lateness("long", NSEC_PER_SEC,
 					  5 * NSEC_PER_SEC, lat_n, r);
+		if (!ret)
+			ret = tb_lateness_sparse(NSEC_PER_MSEC, 50 * NSEC_PER_MSEC,
+						 sparse_n, r);
 		for (i = 0; i < count && !ret; i++)
 			for (f = 0; f < NR_FIRE_FAC && !ret; f++)
 				ret = tb_burst((r + f) % NR_FIRE_FAC, ns[i], r);
@@ -1118,8 +1178,8 @@ static int __init tb_init(void)
 	int ret;
 
 	if (!rounds || rounds > MAX_ROUNDS || !probe_ops || !lat_n ||
-	    !wake_ms) {
-		pr_err("rounds must be 1..%u; probe_ops, lat_n, wake_ms > 0\n",
+	    !sparse_n || !wake_ms) {
+		pr_err("rounds must be 1..%u; probe_ops, lat_n, sparse_n, wake_ms > 0\n",
 		       MAX_ROUNDS);
 		return -EINVAL;
 	}
