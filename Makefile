@@ -139,6 +139,8 @@ run:
 	@echo '  make check                     the whole test suite (README.md)'
 # 10M fuzzed calls and 1M timers take about an hour under TCG.
 stress: export TWHEEL_VM_TIMEOUT ?= 7200
+# The load test holds 4M timers at once.
+stress: export TWHEEL_VM_MEM ?= 4096
 stress:
 	@$(DEPS) stress
 	$(MAKE) vm-debug-stress
