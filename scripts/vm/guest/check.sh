@@ -22,6 +22,19 @@ kunit() {
 		{ echo "KUnit printed no results (kunit.enable=0?)"; return 1; }
 }
 
+# The pure wheel (wheel.c) on virtual time, including the 1M-operation
+# differential test (twheel_wheel_kunit's wheel_ops); counted the same way.
+kunit_wheel() {
+	is_debug || { echo "no KUnit on the $twheel_kernel kernel"; return 0; }
+	have twheel_wheel_kunit || { echo "no twheel_wheel_kunit.ko"; return 0; }
+	dmesg -c >/dev/null
+	load twheel_wheel_kunit || return 1
+	dmesg -c >/tmp/kunit-wheel.txt
+	cat /tmp/kunit-wheel.txt
+	grep -Eq '^(\[[ 0-9.]*\] )? *(not )?ok [0-9]' /tmp/kunit-wheel.txt ||
+		{ echo "KUnit printed no results (kunit.enable=0?)"; return 1; }
+}
+
 # Each binary prints kselftest TAP; failed tests are counted by tap-summary,
 # only a crash (signal) or a missing binary fails the step.
 selftests() {
@@ -105,6 +118,7 @@ kmemleak() {
 
 step "load modules" load_core
 step "kunit" kunit
+step "kunit: the wheel on virtual time" kunit_wheel
 step "selftests" selftests
 step "ttl example" ttl_example
 step "tracepoints and debugfs stats" observability

@@ -1,0 +1,1396 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of twheel's pure timing wheel (wheel.c) on virtual time.
+ *
+ * Copyright (C) 2026 The twheel authors
+ *
+ * wheel.c is included here as twheel.c includes it: its functions are
+ * static. Each case drives a struct wheel of its own with a clock of its
+ * own: the current time is a number the case sets, so a wheel can be taken
+ * through 64^7 ticks at once, and nothing sleeps, arms an hrtimer or depends
+ * on the host's speed.
+ *
+ * Every case drives the wheel the way its driver does: wheel_advance()
+ * until it returns %WHEEL_IDLE, a fresh budget after each %WHEEL_AGAIN, and
+ * after %WHEEL_DUE every timer wheel_first_due() returns, taken off with
+ * wheel_del(). A reference model follows each timer the case arms: its tick
+ * (the deadline rounded up to a tick, computed here by plain division) and
+ * its arm order, in an rbtree sorted by (tick, arm order). Each fire is
+ * checked against it: never before the deadline, never while a timer of the
+ * same tick armed earlier is pending (FIFO per tick), and each time the
+ * wheel is caught up, no pending timer's tick may have ended and the next
+ * event must lie after now and no later than the end of the first pending
+ * tick. wt_check_wheel() compares the whole wheel with the model: every
+ * timer in a slot that fits its tick and the wheel clock, a stale index
+ * that resolves to the slot the timer is in, and the counts, bounds and
+ * bitmaps of every slot and level.
+ *
+ * The directed cases cover each level edge, deadlines 64^k and 64^k +- 1
+ * ticks away for k = 1..7, FIFO within a tick through cascades, the O(1)
+ * splice of a burst, the bounded cascade, cancels in the middle of either,
+ * sparse precision and past deadlines. wheel_test_random() is the
+ * differential test: wheel_ops random operations (4M by default, 10M in
+ * make stress), in runs of 1M, each on a fresh wheel with its own seed,
+ * tick (1 ms, 100 us, 999983 ns, 4 ms in turn) and number of timers (2048,
+ * 128, 512 or 32). A run takes about 2 s on the debug kernel under TCG, far
+ * from KUnit's 300 s per case.
+ *
+ * wt_lone_fire_time() states when a lone timer fires today: at its deadline,
+ * except a timer filed above level 0 whose tick is a multiple of 64, which
+ * waits for its slot's cascade at the end of its tick.
+ */
+#include <kunit/test.h>
+
+#include <linux/kernel.h>
+#include <linux/ktime.h>
+#include <linux/math64.h>
+#include <linux/module.h>
+#include <linux/rbtree.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#include "../wheel.c"
+
+/* KUNIT_CASE_SLOW() (attributes) came after 6.1: plain cases there. */
+#ifndef KUNIT_CASE_SLOW
+#define KUNIT_CASE_SLOW(test_name) KUNIT_CASE(test_name)
+#endif
+
+/* Operations per run of the differential test. */
+#define WT_RUN_OPS	1000000UL
+/* At most this many runs, whatever wheel_ops asks for. */
+#define WT_MAX_RUNS	64
+/* Timers of the differential test. */
+#define WT_TIMERS	2048
+/* The differential test compares the whole wheel with the model this often. */
+#define WT_CHECK_EVERY	1024
+/* Its clock stays below this, so that deadlines after it stay below KTIME_MAX. */
+#define WT_HORIZON	((u64)KTIME_MAX / 2)
+
+static unsigned long wheel_ops = 4 * WT_RUN_OPS;
+module_param(wheel_ops, ulong, 0444);
+MODULE_PARM_DESC(wheel_ops,
+		 "operations of the differential test, in runs of up to 1M (default 4M)");
+
+static unsigned long wheel_seed = 0x7477686565;
+module_param(wheel_seed, ulong, 0444);
+MODULE_PARM_DESC(wheel_seed, "seed of the differential test's first run");
+
+/**
+ * struct wt_timer - a timer of a case and what the model knows about it
+ * @t:		the timer on the wheel
+ * @node:	in &wt.pending while armed
+ * @tick:	the tick of @t.expires, by division
+ * @seq:	arm order
+ * @fired_at:	the time it last fired, 0 for never
+ * @order:	its place among the fires of the case, from 1
+ * @level:	the level it was filed at
+ * @clamped:	armed with its tick before the wheel clock (a past deadline)
+ * @armed:	pending on the wheel
+ */
+struct wt_timer {
+	struct twheel_timer	t;
+	struct rb_node		node;
+	u64			tick;
+	u64			seq;
+	u64			fired_at;
+	u64			order;
+	unsigned int		level;
+	bool			clamped;
+	bool			armed;
+};
+
+/**
+ * struct wt - a wheel on virtual time and its reference model
+ * @test:	the case
+ * @w:		the wheel
+ * @tick_ns:	its tick
+ * @now:	the virtual time, ns
+ * @seq:	arms so far
+ * @fired:	fires so far
+ * @agains:	%WHEEL_AGAIN returns so far
+ * @op:		the differential test's operation count, for messages
+ * @mid_drain:	arms and cancels while a cascade was in progress
+ * @mid_due:	arms and cancels while a due slot was being expired
+ * @npending:	timers armed
+ * @pending:	the armed timers by (tick, seq)
+ * @timers:	the timers of the case
+ * @ntimers:	how many
+ * @failed:	a check failed: the case stops driving the wheel
+ */
+struct wt {
+	struct kunit		*test;
+	struct wheel		*w;
+	u64			tick_ns;
+	u64			now;
+	u64			seq;
+	u64			fired;
+	u64			agains;
+	u64			op;
+	u64			mid_drain;
+	u64			mid_due;
+	u32			npending;
+	struct rb_root		pending;
+	struct wt_timer		*timers;
+	u32			ntimers;
+	bool			failed;
+};
+
+#define WT_FAIL(wt_, fmt, ...)						\
+	do {								\
+		struct wt *wt__ = (wt_);				\
+									\
+		KUNIT_FAIL(wt__->test, "op %llu now %llu clk %llu: " fmt,	\
+			   wt__->op, wt__->now, wt__->w->clk, ##__VA_ARGS__); \
+		wt__->failed = true;					\
+	} while (0)
+
+/* A fresh wheel at @now, no timer armed. */
+static void wt_reset(struct wt *wt, u64 tick_ns, u64 now)
+{
+	memset(wt->timers, 0, wt->ntimers * sizeof(*wt->timers));
+	wt->tick_ns = tick_ns;
+	wt->now = now;
+	wt->seq = 0;
+	wt->fired = 0;
+	wt->agains = 0;
+	wt->op = 0;
+	wt->mid_drain = 0;
+	wt->mid_due = 0;
+	wt->npending = 0;
+	wt->pending = RB_ROOT;
+	wheel_init(wt->w, tick_ns, now);
+	KUNIT_EXPECT_EQ(wt->test, wt->w->clk, div64_u64(now, tick_ns));
+}
+
+static struct wt *wt_new(struct kunit *test, u64 tick_ns, u64 now,
+			 u32 ntimers)
+{
+	struct wt *wt = kunit_kzalloc(test, sizeof(*wt), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, wt);
+	wt->w = kunit_kzalloc(test, sizeof(*wt->w), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, wt->w);
+	wt->timers = kunit_kcalloc(test, ntimers, sizeof(*wt->timers),
+				   GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, wt->timers);
+	wt->test = test;
+	wt->ntimers = ntimers;
+	wt_reset(wt, tick_ns, now);
+	return wt;
+}
+
+/* The tick of a deadline, by plain division: the reference for wheel.c's. */
+static u64 wt_tick_of(const struct wt *wt, u64 ns)
+{
+	return div64_u64(ns + wt->tick_ns - 1, wt->tick_ns);
+}
+
+/* The level a tick is filed at on a wheel at @clk, digit by digit. */
+static unsigned int wt_level_of(u64 tick, u64 clk)
+{
+	unsigned int lvl = LVL_DEPTH - 1;
+
+	if (tick <= clk)
+		return 0;
+	while (lvl && tick >> (lvl * LVL_BITS) == clk >> (lvl * LVL_BITS))
+		lvl--;
+	return lvl;
+}
+
+static unsigned int wt_slot_of(u64 tick, u64 clk)
+{
+	unsigned int lvl = wt_level_of(tick, clk);
+
+	if (tick < clk)
+		tick = clk;
+	return lvl * LVL_SIZE + ((tick >> (lvl * LVL_BITS)) & (LVL_SIZE - 1));
+}
+
+static bool wt_less(struct rb_node *a, const struct rb_node *b)
+{
+	const struct wt_timer *x = rb_entry(a, struct wt_timer, node);
+	const struct wt_timer *y = rb_entry(b, struct wt_timer, node);
+
+	return x->tick < y->tick || (x->tick == y->tick && x->seq < y->seq);
+}
+
+static struct wt_timer *wt_first(const struct wt *wt)
+{
+	struct rb_node *node = rb_first(&wt->pending);
+
+	return node ? rb_entry(node, struct wt_timer, node) : NULL;
+}
+
+static void wt_cancel(struct wt *wt, struct wt_timer *tm)
+{
+	if (!tm->armed) {
+		WT_FAIL(wt, "cancel of timer %ld, not armed",
+			(long)(tm - wt->timers));
+		return;
+	}
+	wheel_del(wt->w, &tm->t);
+	rb_erase(&tm->node, &wt->pending);
+	tm->armed = false;
+	wt->npending--;
+}
+
+/* Arm (or re-arm) @tm for @expires; returns what wheel_add() returned. */
+static u64 wt_arm(struct wt *wt, struct wt_timer *tm, u64 expires)
+{
+	struct wheel *w = wt->w;
+	u64 due, end;
+
+	if (tm->armed)
+		wt_cancel(wt, tm);
+	tm->t.expires = expires;
+	tm->tick = wt_tick_of(wt, expires);
+	tm->seq = ++wt->seq;
+	tm->clamped = tm->tick < w->clk;
+	tm->level = wt_level_of(tm->tick, w->clk);
+	due = wheel_add(w, &tm->t);
+	rb_add(&tm->node, &wt->pending, wt_less);
+	tm->armed = true;
+	wt->npending++;
+	/* The wheel must wake up by the end of the timer's tick. */
+	end = max(tm->tick, w->clk) * wt->tick_ns;
+	if (due > end)
+		WT_FAIL(wt, "timer %ld (expires %llu) armed due at %llu, after its tick's end %llu",
+			(long)(tm - wt->timers), expires, due, end);
+	return due;
+}
+
+/* A timer wheel_first_due() returned: check it against the model and fire it. */
+static void wt_fire(struct wt *wt, struct twheel_timer *t)
+{
+	struct wt_timer *tm = container_of(t, struct wt_timer, t);
+	long id = tm - wt->timers;
+	struct rb_node *prev;
+
+	if (id < 0 || id >= wt->ntimers || !tm->armed) {
+		WT_FAIL(wt, "fire of a timer not armed (%ld)", id);
+		return;
+	}
+	if (t->expires > wt->now)
+		WT_FAIL(wt, "timer %ld fired early: expires %llu", id, t->expires);
+	prev = rb_prev(&tm->node);
+	if (prev && rb_entry(prev, struct wt_timer, node)->tick == tm->tick)
+		WT_FAIL(wt, "FIFO: timer %ld (tick %llu, seq %llu) fired before %ld (seq %llu)",
+			id, tm->tick, tm->seq,
+			(long)(rb_entry(prev, struct wt_timer, node) - wt->timers),
+			rb_entry(prev, struct wt_timer, node)->seq);
+	if (wheel_slot_of(wt->w, t) != wt->w->due)
+		WT_FAIL(wt, "timer %ld fired from slot %u, not from the due slot %u",
+			id, wheel_slot_of(wt->w, t), wt->w->due);
+	wt_cancel(wt, tm);
+	tm->fired_at = wt->now;
+	tm->order = ++wt->fired;
+}
+
+/* The wheel is caught up with now: nothing may be left behind. */
+static void wt_check_idle(struct wt *wt)
+{
+	struct wt_timer *first = wt_first(wt);
+	u64 next = wheel_next_event(wt->w);
+
+	if (wt->w->drain != WHEEL_NONE)
+		WT_FAIL(wt, "idle with slot %u draining", wt->w->drain);
+	if (!first) {
+		if (next != U64_MAX)
+			WT_FAIL(wt, "empty wheel with next event %llu", next);
+		return;
+	}
+	if (first->tick * wt->tick_ns <= wt->now)
+		WT_FAIL(wt, "timer %ld (expires %llu, tick %llu) missed",
+			(long)(first - wt->timers), first->t.expires, first->tick);
+	if (next <= wt->now)
+		WT_FAIL(wt, "idle with next event %llu not after now", next);
+	if (next > first->tick * wt->tick_ns)
+		WT_FAIL(wt, "next event %llu after the end of tick %llu of timer %ld",
+			next, first->tick, (long)(first - wt->timers));
+}
+
+/*
+ * Process the wheel up to @now as its driver does, with @budget timers of
+ * cascading per wheel_advance() call after each %WHEEL_AGAIN.
+ */
+static enum wheel_state wt_run(struct wt *wt, u64 now, unsigned int budget)
+{
+	struct twheel_timer *t;
+	unsigned int left = budget, i;
+	enum wheel_state state;
+
+	if (now < wt->now)
+		WT_FAIL(wt, "time going back to %llu", now);
+	wt->now = now;
+	for (i = 0; i < 1000000 && !wt->failed; i++) {
+		state = wheel_advance(wt->w, now, &left);
+		if (state == WHEEL_IDLE) {
+			wt_check_idle(wt);
+			return state;
+		}
+		if (state == WHEEL_AGAIN) {
+			if (left)
+				WT_FAIL(wt, "WHEEL_AGAIN with %u budget left", left);
+			wt->agains++;
+			left = budget;
+			continue;
+		}
+		if (!wheel_first_due(wt->w, now))
+			WT_FAIL(wt, "WHEEL_DUE with no timer due");
+		while (!wt->failed && (t = wheel_first_due(wt->w, now)))
+			wt_fire(wt, t);
+	}
+	if (!wt->failed)
+		WT_FAIL(wt, "wheel_advance() does not become idle");
+	return WHEEL_IDLE;
+}
+
+/* Run the wheel at each of its events up to @until, as its hrtimer would. */
+static void wt_run_events(struct wt *wt, u64 until)
+{
+	unsigned int i;
+
+	for (i = 0; i < 100000 && !wt->failed; i++) {
+		u64 next = wheel_next_event(wt->w);
+
+		if (next == U64_MAX || next > until)
+			return;
+		wt_run(wt, max(next, wt->now), UINT_MAX);
+	}
+	WT_FAIL(wt, "more than 100000 events");
+}
+
+/* Compare the whole wheel with the model. */
+static void wt_check_wheel(struct wt *wt)
+{
+	const struct wheel *w = wt->w;
+	u32 level[LVL_DEPTH] = {};
+	unsigned int idx, lvl;
+	u32 total = 0;
+
+	for (idx = 0; idx < WHEEL_SIZE && !wt->failed; idx++) {
+		const struct wheel_slot *slot = &w->slots[idx];
+		unsigned int pos = idx % LVL_SIZE;
+		const struct list_head *pos_entry;
+		u32 n = 0;
+
+		lvl = idx / LVL_SIZE;
+		list_for_each(pos_entry, &slot->head) {
+			struct twheel_timer *t =
+				list_entry(pos_entry, struct twheel_timer, entry);
+			struct wt_timer *tm = container_of(t, struct wt_timer, t);
+			long id = tm - wt->timers;
+			u64 tick = tm->tick;
+
+			if (++n > wt->ntimers || id < 0 || id >= wt->ntimers ||
+			    !tm->armed) {
+				WT_FAIL(wt, "slot %u: a timer not armed (%ld) or a loop",
+					idx, id);
+				return;
+			}
+			if (wheel_slot_of(w, t) != idx)
+				WT_FAIL(wt, "timer %ld in slot %u resolves to slot %u (idx %u)",
+					id, idx, wheel_slot_of(w, t), t->idx);
+			if (t->expires < slot->first || t->expires > slot->last)
+				WT_FAIL(wt, "timer %ld: %llu outside slot %u's [%llu, %llu]",
+					id, t->expires, idx, slot->first, slot->last);
+			if (idx == w->drain) {
+				if (wheel_span_start(tick, lvl) != w->clk)
+					WT_FAIL(wt, "timer %ld (tick %llu) in draining slot %u",
+						id, tick, idx);
+			} else if (lvl) {
+				if (tick >> LVL_SHIFT(lvl + 1) !=
+				    w->clk >> LVL_SHIFT(lvl + 1) ||
+				    ((tick >> LVL_SHIFT(lvl)) & LVL_MASK) != pos ||
+				    pos <= ((w->clk >> LVL_SHIFT(lvl)) & LVL_MASK))
+					WT_FAIL(wt, "timer %ld (tick %llu) in slot %u",
+						id, tick, idx);
+			} else if (tick >= w->clk) {
+				if (tick >> LVL_BITS != w->clk >> LVL_BITS ||
+				    (tick & LVL_MASK) != pos)
+					WT_FAIL(wt, "timer %ld (tick %llu) in slot %u",
+						id, tick, idx);
+			} else if (!tm->clamped) {
+				WT_FAIL(wt, "the clock passed timer %ld's tick %llu",
+					id, tick);
+			}
+		}
+		if (n != slot->count)
+			WT_FAIL(wt, "slot %u holds %u timers, counts %u",
+				idx, n, slot->count);
+		if (!!n != !!(w->pending_map[lvl] & BIT_ULL(pos)))
+			WT_FAIL(wt, "slot %u holds %u timers, bitmap says %d",
+				idx, n, !!(w->pending_map[lvl] & BIT_ULL(pos)));
+		if (!n && (slot->first != U64_MAX || slot->last))
+			WT_FAIL(wt, "empty slot %u has bounds [%llu, %llu]",
+				idx, slot->first, slot->last);
+		level[lvl] += n;
+		total += n;
+	}
+	for (lvl = 0; lvl < LVL_DEPTH; lvl++)
+		if (level[lvl] != w->level_count[lvl])
+			WT_FAIL(wt, "level %u holds %u timers, counts %u",
+				lvl, level[lvl], w->level_count[lvl]);
+	if (total != wt->npending)
+		WT_FAIL(wt, "the wheel holds %u timers, %u are armed",
+			total, wt->npending);
+}
+
+/* wheel_ns_div() and wheel_tick_of() against plain division. */
+static void wheel_test_div(struct kunit *test)
+{
+	static const u64 ticks[] = {
+		100 * NSEC_PER_USEC, 999983, NSEC_PER_MSEC, 3 * NSEC_PER_MSEC,
+		NSEC_PER_SEC,
+	};
+	u64 seed = 1, ns, q;
+	unsigned int i, j;
+
+	for (i = 0; i < ARRAY_SIZE(ticks); i++) {
+		struct wheel *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+		u64 tick = ticks[i];
+
+		KUNIT_ASSERT_NOT_NULL(test, w);
+		wheel_init(w, tick, 0);
+		for (j = 0; j < 20000; j++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			switch (j % 4) {
+			case 0:
+				ns = seed >> 1;
+				break;
+			case 1:
+				ns = (seed >> 20) * tick + (j % 3) - 1;
+				break;
+			case 2:
+				ns = KTIME_MAX - (seed >> 40);
+				break;
+			default:
+				ns = seed >> (j % 64);
+			}
+			if (ns > KTIME_MAX)
+				ns = KTIME_MAX;
+			q = div64_u64(ns, tick);
+			if (wheel_ns_div(w, ns) != q ||
+			    wheel_tick_of(w, ns) != div64_u64(ns + tick - 1, tick)) {
+				KUNIT_FAIL(test, "tick %llu: %llu ns: %llu (tick %llu), want %llu",
+					   tick, ns, wheel_ns_div(w, ns),
+					   wheel_tick_of(w, ns), q);
+				return;
+			}
+		}
+	}
+}
+
+static void wheel_test_empty(struct kunit *test)
+{
+	struct wt *wt = wt_new(test, NSEC_PER_MSEC, 5 * NSEC_PER_MSEC + 7, 1);
+	unsigned int budget = 1;
+
+	KUNIT_EXPECT_EQ(test, wt->w->clk, 5);
+	KUNIT_EXPECT_EQ(test, wheel_next_event(wt->w), U64_MAX);
+	KUNIT_EXPECT_NULL(test, wheel_first_due(wt->w, U64_MAX));
+	KUNIT_EXPECT_EQ(test, wheel_advance(wt->w, KTIME_MAX, &budget),
+			WHEEL_IDLE);
+	KUNIT_EXPECT_EQ(test, budget, 1);
+	KUNIT_EXPECT_EQ(test, wt->w->clk, div64_u64(KTIME_MAX, NSEC_PER_MSEC));
+	wt_check_wheel(wt);
+}
+
+/*
+ * When a lone timer fires: at its deadline once it has reached level 0
+ * before its tick; a timer filed above level 0 whose tick starts the span
+ * of a slot it passes through (a tick that is a multiple of 64) is only
+ * cascaded when that span starts, at the end of its tick.
+ */
+static u64 wt_lone_fire_time(const struct wt *wt, const struct wt_timer *tm)
+{
+	if (tm->level && !(tm->tick & LVL_MASK) && !tm->clamped)
+		return tm->tick * wt->tick_ns;
+	return tm->t.expires;
+}
+
+/* Arm one timer and check where it is filed. */
+static void wt_arm_check(struct wt *wt, struct wt_timer *tm, u64 expires)
+{
+	u64 tick = wt_tick_of(wt, expires);
+	unsigned int want = wt_slot_of(tick, wt->w->clk);
+	unsigned int lvl = wt_level_of(tick, wt->w->clk);
+	u32 before = wt->w->level_count[lvl];
+
+	wt_arm(wt, tm, expires);
+	if (tm->t.idx != want || wheel_slot_of(wt->w, &tm->t) != want)
+		WT_FAIL(wt, "expires %llu (tick %llu) filed in slot %u, want %u",
+			expires, tick, tm->t.idx, want);
+	if (wt->w->level_count[lvl] != before + 1)
+		WT_FAIL(wt, "level %u counts %u timers, want %u", lvl,
+			wt->w->level_count[lvl], before + 1);
+}
+
+/* Origins of the wheel clock, in ticks, the directed cases start from. */
+static const u64 wt_origins[] = {
+	0, 1, 63, 4095, 262143, 0x2a5f3c1b5ULL, (1ULL << 36) - 1,
+};
+
+/* The deadline at the end of @tick, or KTIME_MAX if that is later. */
+static u64 wt_ns_of(const struct wt *wt, u64 tick)
+{
+	if (tick > div64_u64(KTIME_MAX, wt->tick_ns))
+		return KTIME_MAX;
+	return tick * wt->tick_ns;
+}
+
+/*
+ * From @clk, the last tick filed at each level and the first one filed at
+ * the next, with the deadline at the end or at the start of the tick, and
+ * KTIME_MAX: each is filed where its digits say, and all fire in tick
+ * order, each when wt_lone_fire_time() says.
+ */
+static void wt_level_edges(struct kunit *test, u64 clk, bool tick_start)
+{
+	static const u64 tick_ns = 100 * NSEC_PER_USEC;
+	struct wt *wt = wt_new(test, tick_ns, clk * tick_ns + tick_start,
+			       2 * LVL_DEPTH + 1);
+	u64 max_tick = div64_u64(KTIME_MAX, tick_ns);
+	unsigned int lvl, e, n = 0, i;
+
+	for (lvl = 0; lvl < LVL_DEPTH; lvl++) {
+		for (e = 0; e < 2; e++) {
+			u64 tick = (clk | (LVL_GRAN(lvl + 1) - 1)) + e;
+
+			if (tick <= clk || tick > max_tick)
+				continue;
+			wt_arm_check(wt, &wt->timers[n++],
+				     tick * tick_ns - (tick_start ? tick_ns - 1 : 0));
+		}
+	}
+	wt_arm_check(wt, &wt->timers[n++], KTIME_MAX);
+	/* 2^42 ticks (the first of level 7 from any clock here) and KTIME_MAX */
+	KUNIT_EXPECT_EQ(test, wt->w->level_count[LVL_DEPTH - 1], 2);
+	wt_check_wheel(wt);
+	wt_run_events(wt, KTIME_MAX);
+	wt_check_wheel(wt);
+	KUNIT_EXPECT_EQ(test, wt->fired, n);
+	for (i = 0; i < n && !wt->failed; i++) {
+		struct wt_timer *tm = &wt->timers[i];
+
+		KUNIT_EXPECT_EQ_MSG(test, tm->fired_at, wt_lone_fire_time(wt, tm),
+				    "clk %llu timer %u tick %llu level %u",
+				    clk, i, tm->tick, tm->level);
+		KUNIT_EXPECT_EQ(test, tm->order, i + 1);
+	}
+}
+
+static void wheel_test_level_edges(struct kunit *test)
+{
+	unsigned int o;
+
+	for (o = 0; o < ARRAY_SIZE(wt_origins); o++) {
+		wt_level_edges(test, wt_origins[o], false);
+		wt_level_edges(test, wt_origins[o], true);
+	}
+}
+
+/*
+ * A lone timer @delta ticks after @clk, its deadline at the end of its tick
+ * or a third of a tick before (@v bit 1), the wheel started at the start or
+ * in the middle of tick @clk (@v bit 0): filed at the level its digits give
+ * and fired when wt_lone_fire_time() says, never before. @stepped: time
+ * moves in steps that halve the distance to the deadline, then creep past
+ * it by a quarter tick; else the wheel runs at its events.
+ */
+static void wt_pow64(struct wt *wt, u64 clk, u64 delta, unsigned int v,
+		     bool stepped)
+{
+	static const u64 tick_ns = NSEC_PER_MSEC;
+	struct kunit *test = wt->test;
+	u64 start = clk * tick_ns + (v & 1) * (tick_ns / 2);
+	u64 expires = (clk + delta) * tick_ns - (v >> 1) * (tick_ns / 3);
+	struct wt_timer *tm = &wt->timers[0];
+	u64 fire, now = start;
+
+	wt_reset(wt, tick_ns, start);
+	wt_arm_check(wt, tm, expires);
+	KUNIT_EXPECT_EQ(test, tm->level, wt_level_of(clk + delta, clk));
+	fire = wt_lone_fire_time(wt, tm);
+	if (!stepped)
+		wt_run_events(wt, KTIME_MAX);
+	while (stepped && tm->armed && !wt->failed) {
+		now += max((fire - min(fire, now)) / 2, tick_ns / 4);
+		wt_run(wt, now, UINT_MAX);
+		if (now < fire && !tm->armed)
+			WT_FAIL(wt, "delta %llu: fired at %llu, before %llu",
+				delta, now, fire);
+	}
+	KUNIT_EXPECT_FALSE(test, tm->armed);
+	KUNIT_EXPECT_GE_MSG(test, tm->fired_at, fire, "clk %llu delta %llu v %u",
+			    clk, delta, v);
+	KUNIT_EXPECT_LT_MSG(test, tm->fired_at, fire + (stepped ? tick_ns / 4 : 1),
+			    "clk %llu delta %llu v %u", clk, delta, v);
+	KUNIT_EXPECT_LE(test, wt->w->cascaded, tm->level);
+	wt_check_wheel(wt);
+}
+
+static void wheel_test_pow64(struct kunit *test)
+{
+	struct wt *wt = wt_new(test, NSEC_PER_MSEC, 0, 1);
+	unsigned int o, k, d, v;
+
+	for (o = 0; o < ARRAY_SIZE(wt_origins); o++)
+		for (k = 1; k < LVL_DEPTH; k++)
+			for (d = 0; d < 3; d++)
+				for (v = 0; v < 4; v++) {
+					u64 delta = LVL_GRAN(k) + d - 1;
+
+					wt_pow64(wt, wt_origins[o], delta, v, false);
+					wt_pow64(wt, wt_origins[o], delta, v, true);
+					if (wt->failed)
+						return;
+				}
+}
+
+/* A pseudo-random generator of our own (splitmix64): runs repeat by seed. */
+static u64 wt_rand(u64 *s)
+{
+	u64 z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Uniform enough in [0, @n), without a division. */
+static u64 wt_below(u64 *s, u64 n)
+{
+	return mul_u64_u64_shr(wt_rand(s), n, 64);
+}
+
+/*
+ * One step of the driver: one timer fired, or one wheel_advance() call
+ * (which refills nothing: the caller gives a new budget after
+ * %WHEEL_AGAIN). Returns %WHEEL_DUE for a fire.
+ */
+static enum wheel_state wt_step(struct wt *wt, bool *due, unsigned int *left)
+{
+	struct twheel_timer *t;
+	enum wheel_state state;
+
+	if (*due) {
+		t = wheel_first_due(wt->w, wt->now);
+		if (t) {
+			wt_fire(wt, t);
+			return WHEEL_DUE;
+		}
+		*due = false;
+	}
+	state = wheel_advance(wt->w, wt->now, left);
+	switch (state) {
+	case WHEEL_IDLE:
+		wt_check_idle(wt);
+		break;
+	case WHEEL_AGAIN:
+		if (*left)
+			WT_FAIL(wt, "WHEEL_AGAIN with %u budget left", *left);
+		wt->agains++;
+		break;
+	case WHEEL_DUE:
+		if (!wheel_first_due(wt->w, wt->now))
+			WT_FAIL(wt, "WHEEL_DUE with no timer due");
+		*due = true;
+		break;
+	}
+	return state;
+}
+
+/*
+ * Timers of one tick fire in the order they were armed, through two
+ * cascades, with timers of the same tick armed while the cascades are in
+ * progress (between wheel_advance() calls that return %WHEEL_AGAIN) and
+ * while the tick's slot is being expired (between fires), and with other
+ * timers of the same slots around them. Whatever is left fires in tick
+ * order.
+ */
+static void wheel_test_fifo(struct kunit *test)
+{
+	static const u64 tick_ns = NSEC_PER_MSEC;
+	const u64 span = 3 * LVL_GRAN(2), tick = span + 17 * LVL_GRAN(1) + 5;
+	struct wt *wt = wt_new(test, tick_ns, 0, 400);
+	unsigned int n = 0, i, steps, left = 3;
+	struct wt_timer *prev = NULL;
+	u64 seed = 11;
+	bool due = false;
+
+	for (i = 0; i < 60; i++) {
+		wt_arm(wt, &wt->timers[n++],
+		       (tick - 1) * tick_ns + 1 + wt_below(&seed, tick_ns));
+		wt_arm(wt, &wt->timers[n++],
+		       (span + wt_below(&seed, LVL_GRAN(2))) * tick_ns -
+		       wt_below(&seed, tick_ns));
+	}
+	KUNIT_EXPECT_EQ(test, wt->w->level_count[2], n);
+	wt->now = tick * tick_ns;
+	for (steps = 0; steps < 100000 && !wt->failed; steps++) {
+		enum wheel_state state = wt_step(wt, &due, &left);
+
+		if (state == WHEEL_IDLE)
+			break;
+		if (state == WHEEL_AGAIN)
+			left = 3;
+		/* Another timer of the tick, and one elsewhere in the span. */
+		if (state != WHEEL_DUE || wt_below(&seed, 2)) {
+			if (n + 2 > wt->ntimers)
+				continue;
+			wt_arm(wt, &wt->timers[n++],
+			       wt->now - wt_below(&seed, tick_ns));
+			wt_arm(wt, &wt->timers[n++],
+			       (span + wt_below(&seed, LVL_GRAN(2))) * tick_ns);
+		}
+	}
+	KUNIT_EXPECT_GT(test, wt->agains, 30);
+	wt_check_wheel(wt);
+	wt_run_events(wt, KTIME_MAX);
+	KUNIT_EXPECT_EQ(test, wt->fired, n);
+	KUNIT_EXPECT_EQ(test, wt->npending, 0);
+	/* In arm order within the tick. */
+	for (i = 0; i < n; i++) {
+		struct wt_timer *tm = &wt->timers[i];
+
+		if (tm->tick != tick)
+			continue;
+		if (prev)
+			KUNIT_EXPECT_LT(test, prev->order, tm->order);
+		prev = tm;
+	}
+}
+
+/*
+ * Timers at random ticks of one level-3 slot, a quarter of them on the
+ * tick of another, armed in random order: run in random steps with
+ * several budgets, they fire in (tick, arm) order, each cascaded at most
+ * once per level it started above 0.
+ */
+static void wheel_test_cascade_order(struct kunit *test)
+{
+	static const unsigned int budgets[] = { 1, 5, UINT_MAX };
+	static const u64 tick_ns = NSEC_PER_MSEC;
+	const u64 span = 5 * LVL_GRAN(3);
+	unsigned int b, i, n = 400;
+
+	for (b = 0; b < ARRAY_SIZE(budgets); b++) {
+		struct wt *wt = wt_new(test, tick_ns, 0, n);
+		u64 seed = 17 + b, levels = 0, last = 0;
+
+		for (i = 0; i < n; i++) {
+			u64 tick = span + wt_below(&seed, LVL_GRAN(3));
+
+			if (i && !wt_below(&seed, 4))
+				tick = wt->timers[wt_below(&seed, i)].tick;
+			wt_arm(wt, &wt->timers[i],
+			       tick * tick_ns - wt_below(&seed, tick_ns));
+			levels += wt->timers[i].level;
+		}
+		KUNIT_EXPECT_EQ(test, wt->w->level_count[3], n);
+		while (wt->npending && !wt->failed)
+			wt_run(wt, wt->now + wt_below(&seed, 64 * LVL_GRAN(1) * tick_ns),
+			       budgets[b]);
+		KUNIT_EXPECT_LE(test, wt->w->cascaded, levels);
+		for (i = 1; i <= n && !wt->failed; i++) {
+			unsigned int j;
+
+			for (j = 0; j < n && wt->timers[j].order != i; j++)
+				;
+			KUNIT_ASSERT_LT(test, j, n);
+			KUNIT_EXPECT_LE(test, last, wt->timers[j].tick);
+			last = wt->timers[j].tick;
+		}
+	}
+}
+
+/*
+ * A burst of timers in one level-3 slot that all fall into one lower slot
+ * (one deadline, one tick with many deadlines, or two ticks of one level-2
+ * slot) is moved by one splice, one unit of budget: wheel_advance() with a
+ * budget of 1 moves all of it per level. The burst fires in arm order.
+ */
+static void wt_splice(struct kunit *test, unsigned int kind)
+{
+	static const u64 tick_ns = NSEC_PER_MSEC;
+	const u64 tick = 2 * LVL_GRAN(3) + 3 * LVL_GRAN(2) + 4 * LVL_GRAN(1) + 5;
+	const unsigned int n = 4096;
+	struct wt *wt = wt_new(test, tick_ns, 0, n);
+	unsigned int i, left = 1;
+
+	for (i = 0; i < n; i++) {
+		u64 ns = tick * tick_ns;
+
+		if (kind == 1)
+			ns -= i % tick_ns;
+		else if (kind == 2)
+			ns += (i & 1) * LVL_GRAN(1) * tick_ns;
+		wt_arm(wt, &wt->timers[i], ns);
+	}
+	KUNIT_EXPECT_EQ(test, wt->w->level_count[3], n);
+	KUNIT_EXPECT_EQ(test, wt->w->slots[LVL_OFFS(3) + 2].count, n);
+	wt->now = tick * tick_ns;
+	KUNIT_EXPECT_EQ(test, wheel_advance(wt->w, wt->now, &left), WHEEL_AGAIN);
+	KUNIT_EXPECT_EQ(test, wt->w->level_count[3], 0);
+	KUNIT_EXPECT_EQ(test, wt->w->level_count[2], n);
+	KUNIT_EXPECT_EQ(test, wt->w->cascaded, n);
+	KUNIT_EXPECT_EQ(test, wt->w->drain, LVL_OFFS(2) + 3);
+	wt_check_wheel(wt);
+	if (kind == 2) {
+		wt_run(wt, wt->now, 1);
+		KUNIT_EXPECT_EQ(test, wt->fired, n / 2);
+		wt_run_events(wt, KTIME_MAX);
+		KUNIT_EXPECT_EQ(test, wt->fired, n);
+		return;
+	}
+	left = 1;
+	KUNIT_EXPECT_EQ(test, wheel_advance(wt->w, wt->now, &left), WHEEL_AGAIN);
+	KUNIT_EXPECT_EQ(test, wt->w->level_count[1], n);
+	KUNIT_EXPECT_EQ(test, wt->w->cascaded, 2 * n);
+	wt_check_wheel(wt);
+	left = 1;
+	KUNIT_EXPECT_EQ(test, wheel_advance(wt->w, wt->now, &left), WHEEL_DUE);
+	KUNIT_EXPECT_EQ(test, wt->w->level_count[0], n);
+	KUNIT_EXPECT_EQ(test, wt->w->cascaded, 3 * n);
+	KUNIT_EXPECT_EQ(test, left, 0);
+	wt_check_wheel(wt);
+	wt_run(wt, wt->now, 1);
+	KUNIT_EXPECT_EQ(test, wt->fired, n);
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_EQ(test, wt->timers[i].order, i + 1);
+	wt_check_wheel(wt);
+}
+
+static void wheel_test_splice(struct kunit *test)
+{
+	wt_splice(test, 0);
+	wt_splice(test, 1);
+	wt_splice(test, 2);
+}
+
+/* @n timers in level-1 slot 5 of a wheel at 0, on each of its 64 ticks in turn. */
+static struct wt *wt_spread(struct kunit *test, unsigned int n, unsigned int extra)
+{
+	struct wt *wt = wt_new(test, NSEC_PER_MSEC, 0, n + extra);
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		wt_arm(wt, &wt->timers[i], (5 * LVL_SIZE + i % LVL_SIZE) * NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, wt->w->slots[LVL_OFFS(1) + 5].count, n);
+	wt->now = 5 * LVL_SIZE * NSEC_PER_MSEC;
+	return wt;
+}
+
+/*
+ * A slot of timers with different deadlines is cascaded in chunks of the
+ * budget: ceil(count / budget) calls, all but the last returning
+ * %WHEEL_AGAIN with the budget used up, each moving a budget of timers.
+ */
+static void wheel_test_bounded_cascade(struct kunit *test)
+{
+	static const unsigned int budgets[] = { 1, 7, 64, 999, 1000, 1001 };
+	const unsigned int n = 1000;
+	unsigned int b;
+
+	for (b = 0; b < ARRAY_SIZE(budgets); b++) {
+		unsigned int budget = budgets[b], left = budget, calls = 0;
+		struct wt *wt = wt_spread(test, n, 0);
+		enum wheel_state state;
+
+		while ((state = wheel_advance(wt->w, wt->now, &left)) == WHEEL_AGAIN &&
+		       !wt->failed) {
+			u32 moved = ++calls * budget;
+
+			KUNIT_EXPECT_EQ(test, left, 0);
+			KUNIT_EXPECT_EQ(test, wt->w->cascaded, moved);
+			KUNIT_EXPECT_EQ(test, wt->w->level_count[0], moved);
+			KUNIT_EXPECT_EQ(test, wt->w->slots[LVL_OFFS(1) + 5].count,
+					n - moved);
+			if (!(calls % 16))
+				wt_check_wheel(wt);
+			left = budget;
+		}
+		KUNIT_EXPECT_EQ(test, state, WHEEL_DUE);
+		KUNIT_EXPECT_EQ(test, calls, DIV_ROUND_UP(n, budget) - 1);
+		KUNIT_EXPECT_EQ(test, wt->w->cascaded, n);
+		KUNIT_EXPECT_EQ(test, wt->w->level_count[0], n);
+		wt_check_wheel(wt);
+		wt_run(wt, wt->now, budget);
+		KUNIT_EXPECT_EQ(test, wt->fired, DIV_ROUND_UP(n, LVL_SIZE));
+		wt_run_events(wt, KTIME_MAX);
+		KUNIT_EXPECT_EQ(test, wt->fired, n);
+	}
+}
+
+/* Advance the wheel at wt->now with a budget, expecting %WHEEL_AGAIN. */
+static void wt_again(struct wt *wt, unsigned int budget)
+{
+	unsigned int left = budget;
+
+	KUNIT_EXPECT_EQ(wt->test, wheel_advance(wt->w, wt->now, &left), WHEEL_AGAIN);
+	wt->agains++;
+}
+
+/*
+ * Cancels while a slot is half cascaded: of timers already moved, of the
+ * draining slot's head, middle and tail, a re-arm into the draining slot,
+ * and at last of everything left in it. Counts, bitmaps and bounds stay
+ * right and the rest fires in order.
+ */
+static void wheel_test_cancel_draining(struct kunit *test)
+{
+	const unsigned int n = 1000;
+	struct wt *wt = wt_spread(test, n, 1);
+	struct wheel *w = wt->w;
+	unsigned int i;
+
+	wt_again(wt, 100);
+	wt_again(wt, 100);
+	wt_again(wt, 100);
+	KUNIT_EXPECT_EQ(test, w->drain, LVL_OFFS(1) + 5);
+	KUNIT_EXPECT_EQ(test, wheel_next_event(w), 0);
+	/* Moved: 0 and 50. Still draining: 300 (head), 700, 999 (tail). */
+	KUNIT_EXPECT_EQ(test, wheel_slot_of(w, &wt->timers[50].t), 50);
+	KUNIT_EXPECT_EQ(test, wheel_slot_of(w, &wt->timers[300].t), w->drain);
+	wt_cancel(wt, &wt->timers[0]);
+	wt_cancel(wt, &wt->timers[50]);
+	wt_cancel(wt, &wt->timers[300]);
+	wt_cancel(wt, &wt->timers[700]);
+	wt_cancel(wt, &wt->timers[999]);
+	wt_check_wheel(wt);
+	KUNIT_EXPECT_EQ(test, w->slots[w->drain].count, n - 300 - 3);
+	/* Back on tick 5 * 64 + 50: behind the draining slot's timers of that tick. */
+	wt_arm(wt, &wt->timers[50], (5 * LVL_SIZE + 50) * NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, wt->timers[50].t.idx, w->drain);
+	/* A new timer on the slot's first tick, due now: it waits behind them too. */
+	wt_arm(wt, &wt->timers[n], wt->now);
+	KUNIT_EXPECT_EQ(test, wt->timers[n].t.idx, w->drain);
+	wt_check_wheel(wt);
+	wt_again(wt, 100);
+	wt_check_wheel(wt);
+	/* Everything still in the draining slot. */
+	for (i = 0; i < n + 1; i++)
+		if (wt->timers[i].armed && wheel_slot_of(w, &wt->timers[i].t) == w->drain)
+			wt_cancel(wt, &wt->timers[i]);
+	KUNIT_EXPECT_EQ(test, w->slots[LVL_OFFS(1) + 5].count, 0);
+	KUNIT_EXPECT_FALSE(test, w->pending_map[1] & BIT_ULL(5));
+	wt_check_wheel(wt);
+	wt_run_events(wt, KTIME_MAX);
+	KUNIT_EXPECT_EQ(test, wt->npending, 0);
+	KUNIT_EXPECT_EQ(test, wt->fired, 400 - 2);
+	KUNIT_EXPECT_EQ(test, w->drain, WHEEL_NONE);
+	wt_check_wheel(wt);
+}
+
+/*
+ * Cancels after O(1) splices: the timers keep the index of the level-3
+ * slot they were filed in, which wheel_slot_of() follows down one, two and
+ * three levels; a re-arm on the same deadline joins the draining slot's
+ * tail and fires last.
+ */
+static void wheel_test_cancel_spliced(struct kunit *test)
+{
+	static const u64 tick_ns = NSEC_PER_MSEC;
+	const u64 tick = 2 * LVL_GRAN(3) + 3 * LVL_GRAN(2) + 4 * LVL_GRAN(1) + 5;
+	const unsigned int n = 1000, stale = LVL_OFFS(3) + 2;
+	struct wt *wt = wt_new(test, tick_ns, 0, n);
+	struct wheel *w = wt->w;
+	unsigned int i, left = 1;
+
+	for (i = 0; i < n; i++)
+		wt_arm(wt, &wt->timers[i], tick * tick_ns);
+	wt->now = tick * tick_ns;
+	wt_again(wt, 1);
+	KUNIT_EXPECT_EQ(test, wt->timers[1].t.idx, stale);
+	KUNIT_EXPECT_EQ(test, wheel_slot_of(w, &wt->timers[1].t), LVL_OFFS(2) + 3);
+	wt_cancel(wt, &wt->timers[0]);
+	wt_cancel(wt, &wt->timers[500]);
+	wt_cancel(wt, &wt->timers[999]);
+	KUNIT_EXPECT_EQ(test, w->level_count[2], n - 3);
+	KUNIT_EXPECT_EQ(test, w->level_count[3], 0);
+	wt_check_wheel(wt);
+	wt_arm(wt, &wt->timers[500], tick * tick_ns);
+	KUNIT_EXPECT_EQ(test, wt->timers[500].t.idx, w->drain);
+	wt_again(wt, 1);
+	KUNIT_EXPECT_EQ(test, w->level_count[1], n - 2);
+	KUNIT_EXPECT_EQ(test, wheel_slot_of(w, &wt->timers[1].t), LVL_OFFS(1) + 4);
+	KUNIT_EXPECT_EQ(test, wheel_slot_of(w, &wt->timers[500].t), LVL_OFFS(1) + 4);
+	wt_cancel(wt, &wt->timers[1]);
+	wt_cancel(wt, &wt->timers[998]);
+	wt_check_wheel(wt);
+	KUNIT_EXPECT_EQ(test, wheel_advance(w, wt->now, &left), WHEEL_DUE);
+	KUNIT_EXPECT_EQ(test, wt->timers[2].t.idx, stale);
+	KUNIT_EXPECT_EQ(test, wheel_slot_of(w, &wt->timers[2].t), 5);
+	wt_cancel(wt, &wt->timers[2]);
+	KUNIT_EXPECT_EQ(test, w->level_count[0], n - 5);
+	wt_check_wheel(wt);
+	wt_run(wt, wt->now, 1);
+	KUNIT_EXPECT_EQ(test, wt->fired, n - 5);
+	KUNIT_EXPECT_EQ(test, wt->timers[500].order, n - 5);
+	KUNIT_EXPECT_EQ(test, wt->timers[3].order, 1);
+	wt_check_wheel(wt);
+}
+
+/*
+ * A lone level-0 timer is due at its deadline, not at the end of its tick;
+ * a slot of several is due at its latest deadline (a bound: a cancel does
+ * not bring it forward), never after the end of the tick.
+ */
+static void wheel_test_sparse(struct kunit *test)
+{
+	static const u64 tick_ns = NSEC_PER_MSEC;
+	struct wt *wt = wt_new(test, tick_ns, 1000 * tick_ns + 123, 6);
+	u64 a = 1010 * tick_ns + 456, b = 1010 * tick_ns + 789;
+	unsigned int left = UINT_MAX;
+	struct wheel *w = wt->w;
+	bool due = false;
+
+	KUNIT_EXPECT_EQ(test, wt_arm(wt, &wt->timers[0], a), a);
+	KUNIT_EXPECT_EQ(test, wheel_next_event(w), a);
+	wt_run(wt, a - 1, UINT_MAX);
+	KUNIT_EXPECT_TRUE(test, wt->timers[0].armed);
+	KUNIT_EXPECT_EQ(test, wheel_next_event(w), a);
+	wt_run(wt, a, UINT_MAX);
+	KUNIT_EXPECT_EQ(test, wt->timers[0].fired_at, a);
+
+	/* Two in one tick: due when both deadlines have passed. */
+	wt_arm(wt, &wt->timers[1], b + tick_ns);
+	wt_arm(wt, &wt->timers[2], a + tick_ns);
+	KUNIT_EXPECT_EQ(test, wheel_next_event(w), b + tick_ns);
+	wt_run(wt, a + tick_ns, UINT_MAX);
+	KUNIT_EXPECT_TRUE(test, wt->timers[2].armed);
+	wt_cancel(wt, &wt->timers[1]);
+	KUNIT_EXPECT_LE(test, wheel_next_event(w), 1012 * tick_ns);
+	KUNIT_EXPECT_GE(test, wheel_next_event(w), a + tick_ns);
+	wt_run_events(wt, KTIME_MAX);
+	KUNIT_EXPECT_GE(test, wt->timers[2].fired_at, a + tick_ns);
+	KUNIT_EXPECT_LE(test, wt->timers[2].fired_at, 1012 * tick_ns);
+
+	/* A lone timer above level 0 reaches level 0 before its deadline. */
+	a = 1011 * tick_ns + 200 * tick_ns + 17;
+	wt_arm(wt, &wt->timers[3], a);
+	KUNIT_EXPECT_EQ(test, wt->timers[3].level, 1);
+	wt_run_events(wt, KTIME_MAX);
+	KUNIT_EXPECT_EQ(test, wt->timers[3].fired_at, a);
+	wt_check_wheel(wt);
+
+	/*
+	 * A later deadline of the same tick armed between WHEEL_DUE and the
+	 * first fire holds the slot back: nothing fires before it has passed.
+	 */
+	a = 1300 * tick_ns + 100;
+	wt_arm(wt, &wt->timers[4], a);
+	wt->now = a;
+	KUNIT_EXPECT_EQ(test, wt_step(wt, &due, &left), WHEEL_DUE);
+	wt_arm(wt, &wt->timers[5], a + 200);
+	KUNIT_EXPECT_EQ(test, wt_step(wt, &due, &left), WHEEL_IDLE);
+	KUNIT_EXPECT_TRUE(test, wt->timers[4].armed);
+	wt_run(wt, a + 200, UINT_MAX);
+	KUNIT_EXPECT_EQ(test, wt->timers[4].fired_at, a + 200);
+	KUNIT_EXPECT_EQ(test, wt->timers[5].order, wt->timers[4].order + 1);
+	wt_check_wheel(wt);
+}
+
+/*
+ * Deadlines in the past are filed in the slot of the wheel clock's tick,
+ * behind what is there, and due at once: on an idle wheel, while a slot is
+ * being expired (fired in the same run) and while a cascade is in progress.
+ */
+static void wheel_test_past(struct kunit *test)
+{
+	static const u64 tick_ns = NSEC_PER_MSEC;
+	const u64 clk = 100000, now = clk * tick_ns + tick_ns / 2;
+	const unsigned int here = clk & LVL_MASK;
+	struct wt *wt = wt_new(test, tick_ns, now, 8);
+	struct wheel *w = wt->w;
+	unsigned int i, left = UINT_MAX;
+	bool due = false;
+
+	wt_arm(wt, &wt->timers[0], 0);
+	wt_arm(wt, &wt->timers[1], (clk - 1) * tick_ns - 1);
+	wt_arm(wt, &wt->timers[2], (clk - 5) * tick_ns);
+	wt_arm(wt, &wt->timers[3], clk * tick_ns);
+	wt_arm(wt, &wt->timers[4], now);
+	for (i = 0; i < 4; i++) {
+		KUNIT_EXPECT_EQ(test, wt->timers[i].t.idx, here);
+		KUNIT_EXPECT_LE(test, wt_arm(wt, &wt->timers[i],
+					     wt->timers[i].t.expires), now);
+	}
+	KUNIT_EXPECT_EQ(test, wt->timers[4].t.idx, here + 1);
+	KUNIT_EXPECT_EQ(test, w->level_count[0], 5);
+	KUNIT_EXPECT_LE(test, wheel_next_event(w), now);
+	/* Fire one, then arm another past timer: it fires in this run. */
+	KUNIT_EXPECT_EQ(test, wt_step(wt, &due, &left), WHEEL_DUE);
+	KUNIT_EXPECT_EQ(test, wt_step(wt, &due, &left), WHEEL_DUE);
+	KUNIT_EXPECT_EQ(test, wt->timers[0].order, 1);
+	wt_arm(wt, &wt->timers[5], 1);
+	while (wt_step(wt, &due, &left) != WHEEL_IDLE && !wt->failed)
+		;
+	KUNIT_EXPECT_EQ(test, wt->fired, 6);
+	KUNIT_EXPECT_EQ(test, wt->timers[1].order, 2);
+	KUNIT_EXPECT_EQ(test, wt->timers[2].order, 3);
+	KUNIT_EXPECT_EQ(test, wt->timers[3].order, 4);
+	KUNIT_EXPECT_EQ(test, wt->timers[5].order, 5);
+	KUNIT_EXPECT_EQ(test, wt->timers[4].order, 6);
+
+	/* During a cascade: the past timer is due when it ends. */
+	wt_arm(wt, &wt->timers[6], (clk + 100) * tick_ns);
+	wt_arm(wt, &wt->timers[7], (clk + 101) * tick_ns);
+	wt->now = (clk + 100) * tick_ns;
+	wt_again(wt, 1);
+	wt_arm(wt, &wt->timers[0], now);
+	KUNIT_EXPECT_EQ(test, wt->timers[0].t.idx, w->clk & LVL_MASK);
+	wt_check_wheel(wt);
+	wt_run(wt, wt->now, 1);
+	KUNIT_EXPECT_FALSE(test, wt->timers[0].armed);
+	KUNIT_EXPECT_FALSE(test, wt->timers[6].armed);
+	KUNIT_EXPECT_TRUE(test, wt->timers[7].armed);
+	wt_check_wheel(wt);
+}
+
+/* Deadlines of the differential test, of very different kinds and scales. */
+static u64 wt_random_deadline(struct wt *wt, u64 *s, u64 *hot)
+{
+	u64 tick = wt->tick_ns, now = wt->now, clk = div64_u64(now, tick);
+	struct wt_timer *tm;
+	unsigned int k;
+	u64 ns;
+
+	switch (wt_below(s, 12)) {
+	case 0:		/* just past */
+		ns = now - wt_below(s, min(now, 3 * tick) + 1);
+		break;
+	case 1:		/* anywhere in the past */
+		ns = wt_below(s, now + 1);
+		break;
+	case 2:		/* level 0 or 1 */
+		ns = now + wt_below(s, 80 * tick);
+		break;
+	case 3:		/* level 1 mostly */
+		ns = now + wt_below(s, 600 * tick);
+		break;
+	case 4:		/* level 1 or 2 */
+		ns = now + wt_below(s, 5000 * tick);
+		break;
+	case 5:		/* up to 2^42 ticks ahead */
+		ns = now + wt_below(s, tick << wt_below(s, 43));
+		break;
+	case 6:		/* one of a few deadlines that many timers share */
+	case 7:		/* or a tick in the 64 after it: crowded slots */
+		k = wt_below(s, 8);
+		if (hot[k] <= now || !wt_below(s, 64))
+			hot[k] = now + wt_below(s, tick << wt_below(s, 31));
+		ns = min_t(u64, hot[k], KTIME_MAX - 64 * tick);
+		if (wt_below(s, 2))
+			ns += wt_below(s, 64) * tick;
+		break;
+	case 8:		/* at a tick boundary, or 1 ns off */
+		ns = wt_ns_of(wt, clk + wt_below(s, 300)) + wt_below(s, 3) - 1;
+		break;
+	case 9:		/* at a block boundary of a level, or a tick off */
+		k = 1 + wt_below(s, LVL_DEPTH - 1);
+		clk = ((clk >> LVL_SHIFT(k)) + 1 + wt_below(s, 2)) << LVL_SHIFT(k);
+		ns = wt_ns_of(wt, clk + wt_below(s, 3) - 1) + wt_below(s, 3) - 1;
+		break;
+	case 10:	/* the deadline or the tick of another timer */
+		tm = &wt->timers[wt_below(s, wt->ntimers)];
+		ns = tm->armed ? tm->t.expires - wt_below(s, 2) * wt_below(s, tick) : now;
+		break;
+	default:	/* now */
+		ns = now + wt_below(s, 2);
+	}
+	return min_t(u64, ns, KTIME_MAX);
+}
+
+/* Time steps of the differential test, of very different scales. */
+static u64 wt_random_step(struct wt *wt, u64 *s)
+{
+	u64 tick = wt->tick_ns, now = wt->now, next = wheel_next_event(wt->w);
+	u64 step;
+
+	if (next == U64_MAX || next < now)
+		next = now;
+	switch (wt_below(s, 10)) {
+	case 0:
+		step = wt_below(s, tick);
+		break;
+	case 1:
+		step = wt_below(s, 8 * tick);
+		break;
+	case 2:
+		step = wt_below(s, 100 * tick);
+		break;
+	case 3:
+		step = wt_below(s, 5000 * tick);
+		break;
+	case 4:
+		step = wt_below(s, tick << wt_below(s, 31));
+		break;
+	case 5:		/* to the next event, as the hrtimer does */
+	case 6:
+		step = next - now;
+		break;
+	case 7:		/* just before or after it */
+		step = next - now + wt_below(s, 3) - 1;
+		break;
+	default:	/* to a tick boundary */
+		step = wt_ns_of(wt, div64_u64(now, tick) + 1 + wt_below(s, 3)) - now;
+	}
+	if (step > WT_HORIZON - min(now, WT_HORIZON))
+		step = 0;
+	return step;
+}
+
+static unsigned int wt_random_budget(u64 *s)
+{
+	static const unsigned int budgets[] = { 1, 1, 2, 3, 8, 64, 1000, UINT_MAX };
+
+	return budgets[wt_below(s, ARRAY_SIZE(budgets))];
+}
+
+/*
+ * One run of the differential test: @ops operations, each one of: arm or
+ * re-arm a random timer, cancel one, arm a burst on one deadline, move time
+ * on by a random step, or one step of the driver (one wheel_advance() call
+ * with a random budget, or one fire). Arms and cancels thus fall between
+ * %WHEEL_AGAIN steps and between fires. At the end time jumps to KTIME_MAX
+ * and everything must fire.
+ */
+static void wt_random_run(struct wt *wt, u64 seed, u64 ops, u64 tick_ns,
+			  u32 active)
+{
+	unsigned int left = 1, interleave = 0, k;
+	bool running = false, due = false;
+	u64 hot[8] = {}, s = seed, r, arms = 0, spread;
+	struct wt_timer *tm;
+	u64 ns;
+
+	wt_reset(wt, tick_ns, wt_below(&s, tick_ns << 36));
+	while (wt->op < ops && !wt->failed) {
+		/* Arms and cancels right after WHEEL_AGAIN, at times. */
+		r = wt_below(&s, interleave ? 42 : 100);
+		interleave -= !!interleave;
+		wt->op++;
+		if (r < 42) {
+			wt->mid_drain += wt->w->drain != WHEEL_NONE;
+			wt->mid_due += due;
+		}
+		if (!(wt->op % WT_CHECK_EVERY)) {
+			wt_check_wheel(wt);
+			cond_resched();
+		}
+		if (r < 30) {
+			tm = &wt->timers[wt_below(&s, active)];
+			wt_arm(wt, tm, wt_random_deadline(wt, &s, hot));
+			arms++;
+		} else if (r < 40) {
+			tm = &wt->timers[wt_below(&s, active)];
+			if (tm->armed)
+				wt_cancel(wt, tm);
+		} else if (r < 42) {
+			/* A burst on one deadline, or on the ticks after it. */
+			ns = wt_random_deadline(wt, &s, hot);
+			spread = wt_below(&s, 2) ? 0 : tick_ns << wt_below(&s, 13);
+			for (k = wt_below(&s, 128); k; k--, wt->op++, arms++)
+				wt_arm(wt, &wt->timers[wt_below(&s, active)],
+				       min_t(u64, ns + wt_below(&s, spread), KTIME_MAX));
+		} else if (!running) {
+			wt->now += wt_random_step(wt, &s);
+			left = wt_random_budget(&s);
+			running = true;
+		} else {
+			/* The clock moves on while the wheel is run, at times. */
+			if (!wt_below(&s, 64) && wt->now < WT_HORIZON)
+				wt->now += wt_below(&s, tick_ns);
+			switch (wt_step(wt, &due, &left)) {
+			case WHEEL_AGAIN:
+				left = wt_random_budget(&s);
+				interleave = wt_below(&s, 4);
+				break;
+			case WHEEL_IDLE:
+				running = false;
+				break;
+			default:
+				break;
+			}
+		}
+	}
+	wt_check_wheel(wt);
+	ns = wt->now;
+	wt_run(wt, KTIME_MAX, wt_random_budget(&s));
+	KUNIT_EXPECT_EQ(wt->test, wt->npending, 0);
+	KUNIT_EXPECT_EQ(wt->test, wheel_next_event(wt->w), U64_MAX);
+	for (k = 0; k < LVL_DEPTH; k++)
+		KUNIT_EXPECT_EQ(wt->test, wt->w->pending_map[k], 0);
+	wt_check_wheel(wt);
+	kunit_info(wt->test,
+		   "seed %#llx tick %llu ns, %u timers: %llu ops, %llu arms, %llu fires, %llu cascaded, %llu WHEEL_AGAIN, %llu arms/cancels mid-cascade, %llu between fires, clock at %llu ticks",
+		   seed, tick_ns, active, wt->op, arms, wt->fired, wt->w->cascaded,
+		   wt->agains, wt->mid_drain, wt->mid_due, div64_u64(ns, tick_ns));
+}
+
+/* The runs of the differential test: one KUnit parameter each. */
+static const u8 wt_runs[WT_MAX_RUNS];
+
+static unsigned long wt_nruns(void)
+{
+	return min_t(unsigned long, DIV_ROUND_UP(wheel_ops, WT_RUN_OPS),
+		     WT_MAX_RUNS);
+}
+
+static const void *wt_random_params(const void *prev, char *desc)
+{
+	const u8 *run = prev ? (const u8 *)prev + 1 : wt_runs;
+	unsigned long n = run - wt_runs;
+
+	if (n >= wt_nruns())
+		return NULL;
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "run %lu of %lu", n + 1, wt_nruns());
+	return run;
+}
+
+/* The differential test against the model, see wt_random_run(). */
+static void wheel_test_random(struct kunit *test)
+{
+	static const u64 ticks[] = {
+		NSEC_PER_MSEC, 100 * NSEC_PER_USEC, 999983, 4 * NSEC_PER_MSEC,
+	};
+	/* Fewer timers crowd fewer slots: more cascades in chunks. */
+	static const u32 active[] = { WT_TIMERS, 128, 512, 32 };
+	unsigned long run = (const u8 *)test->param_value - wt_runs;
+	u64 ops = min_t(u64, WT_RUN_OPS, wheel_ops - run * WT_RUN_OPS);
+	struct wt *wt = wt_new(test, NSEC_PER_MSEC, 0, WT_TIMERS);
+
+	wt_random_run(wt, wheel_seed + run * 0x9e3779b97f4a7c15ULL, ops,
+		      ticks[run % ARRAY_SIZE(ticks)],
+		      active[(run + run / 4) % ARRAY_SIZE(active)]);
+}
+
+static struct kunit_case wheel_test_cases[] = {
+	KUNIT_CASE(wheel_test_div),
+	KUNIT_CASE(wheel_test_empty),
+	KUNIT_CASE(wheel_test_level_edges),
+	KUNIT_CASE(wheel_test_pow64),
+	KUNIT_CASE(wheel_test_fifo),
+	KUNIT_CASE(wheel_test_cascade_order),
+	KUNIT_CASE(wheel_test_splice),
+	KUNIT_CASE(wheel_test_bounded_cascade),
+	KUNIT_CASE(wheel_test_cancel_draining),
+	KUNIT_CASE(wheel_test_cancel_spliced),
+	KUNIT_CASE(wheel_test_sparse),
+	KUNIT_CASE(wheel_test_past),
+	KUNIT_CASE_PARAM(wheel_test_random, wt_random_params),
+	{}
+};
+
+static struct kunit_suite wheel_test_suite = {
+	.name = "twheel_wheel",
+	.test_cases = wheel_test_cases,
+};
+
+kunit_test_suite(wheel_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests of twheel's pure timing wheel on virtual time");
+MODULE_LICENSE("GPL");
