@@ -29,11 +29,12 @@
  * ticks away for k = 1..7, FIFO within a tick through cascades, the O(1)
  * splice of a burst, the bounded cascade, cancels in the middle of either,
  * sparse precision and past deadlines. wheel_test_random() is the
- * differential test: wheel_ops random operations (4M by default, 10M in
- * make stress), in runs of 1M, each on a fresh wheel with its own seed,
- * tick (1 ms, 100 us, 999983 ns, 4 ms in turn) and number of timers (2048,
- * 128, 512 or 32). A run takes about 2 s on the debug kernel under TCG, far
- * from KUnit's 300 s per case.
+ * differential test: WT_OPS random operations (4M here, 10M with other
+ * seeds in twheel_wheel_stress.ko for make stress, see wheel_stress.c), in
+ * runs of 1M, each on a fresh wheel with its own seed, tick (1 ms, 100 us,
+ * 999983 ns, 4 ms in turn) and number of timers (2048, 128, 512 or 32). A
+ * run takes about 2 s on the debug kernel under TCG, far from KUnit's 300 s
+ * per case.
  *
  * wt_lone_fire_time() states when a lone timer fires today: at its deadline,
  * except a timer filed above level 0 whose tick is a multiple of 64, which
@@ -51,14 +52,9 @@
 
 #include "../wheel.c"
 
-/* KUNIT_CASE_SLOW() (attributes) came after 6.1: plain cases there. */
-#ifndef KUNIT_CASE_SLOW
-#define KUNIT_CASE_SLOW(test_name) KUNIT_CASE(test_name)
-#endif
-
 /* Operations per run of the differential test. */
 #define WT_RUN_OPS	1000000UL
-/* At most this many runs, whatever wheel_ops asks for. */
+/* At most this many runs, whatever WT_OPS asks for. */
 #define WT_MAX_RUNS	64
 /* Timers of the differential test. */
 #define WT_TIMERS	2048
@@ -67,14 +63,16 @@
 /* Its clock stays below this, so that deadlines after it stay below KTIME_MAX. */
 #define WT_HORIZON	((u64)KTIME_MAX / 2)
 
-static unsigned long wheel_ops = 4 * WT_RUN_OPS;
-module_param(wheel_ops, ulong, 0444);
-MODULE_PARM_DESC(wheel_ops,
-		 "operations of the differential test, in runs of up to 1M (default 4M)");
-
-static unsigned long wheel_seed = 0x7477686565;
-module_param(wheel_seed, ulong, 0444);
-MODULE_PARM_DESC(wheel_seed, "seed of the differential test's first run");
+/*
+ * The differential test's operations and first seed; wheel_stress.c sets
+ * others. Not module parameters: KUnit runs a module's suites before the
+ * kernel parses its parameters (MODULE_STATE_COMING, on 6.1).
+ */
+#ifndef WT_OPS
+#define WT_OPS		(4 * WT_RUN_OPS)
+#define WT_SEED		0x7477686565ULL
+#define WT_SUITE	"twheel_wheel"
+#endif
 
 /**
  * struct wt_timer - a timer of a case and what the model knows about it
@@ -311,39 +309,67 @@ static void wt_check_idle(struct wt *wt)
 }
 
 /*
+ * One step of the driver: one timer fired, or one wheel_advance() call
+ * (which refills nothing: the caller gives a new budget after
+ * %WHEEL_AGAIN). Returns %WHEEL_DUE for a fire.
+ */
+static enum wheel_state wt_step(struct wt *wt, bool *due, unsigned int *left)
+{
+	struct twheel_timer *t;
+	enum wheel_state state;
+
+	if (*due) {
+		t = wheel_first_due(wt->w, wt->now);
+		if (t) {
+			wt_fire(wt, t);
+			return WHEEL_DUE;
+		}
+		*due = false;
+	}
+	state = wheel_advance(wt->w, wt->now, left);
+	switch (state) {
+	case WHEEL_IDLE:
+		wt_check_idle(wt);
+		break;
+	case WHEEL_AGAIN:
+		if (*left)
+			WT_FAIL(wt, "WHEEL_AGAIN with %u budget left", *left);
+		wt->agains++;
+		break;
+	case WHEEL_DUE:
+		if (!wheel_first_due(wt->w, wt->now))
+			WT_FAIL(wt, "WHEEL_DUE with no timer due");
+		*due = true;
+		break;
+	}
+	return state;
+}
+
+/*
  * Process the wheel up to @now as its driver does, with @budget timers of
  * cascading per wheel_advance() call after each %WHEEL_AGAIN.
  */
-static enum wheel_state wt_run(struct wt *wt, u64 now, unsigned int budget)
+static void wt_run(struct wt *wt, u64 now, unsigned int budget)
 {
-	struct twheel_timer *t;
 	unsigned int left = budget, i;
-	enum wheel_state state;
+	bool due = false;
 
 	if (now < wt->now)
 		WT_FAIL(wt, "time going back to %llu", now);
 	wt->now = now;
-	for (i = 0; i < 1000000 && !wt->failed; i++) {
-		state = wheel_advance(wt->w, now, &left);
-		if (state == WHEEL_IDLE) {
-			wt_check_idle(wt);
-			return state;
-		}
-		if (state == WHEEL_AGAIN) {
-			if (left)
-				WT_FAIL(wt, "WHEEL_AGAIN with %u budget left", left);
-			wt->agains++;
+	for (i = 0; i < 10000000 && !wt->failed; i++) {
+		switch (wt_step(wt, &due, &left)) {
+		case WHEEL_IDLE:
+			return;
+		case WHEEL_AGAIN:
 			left = budget;
-			continue;
+			break;
+		default:
+			break;
 		}
-		if (!wheel_first_due(wt->w, now))
-			WT_FAIL(wt, "WHEEL_DUE with no timer due");
-		while (!wt->failed && (t = wheel_first_due(wt->w, now)))
-			wt_fire(wt, t);
 	}
 	if (!wt->failed)
 		WT_FAIL(wt, "wheel_advance() does not become idle");
-	return WHEEL_IDLE;
 }
 
 /* Run the wheel at each of its events up to @until, as its hrtimer would. */
@@ -663,43 +689,6 @@ static u64 wt_rand(u64 *s)
 static u64 wt_below(u64 *s, u64 n)
 {
 	return mul_u64_u64_shr(wt_rand(s), n, 64);
-}
-
-/*
- * One step of the driver: one timer fired, or one wheel_advance() call
- * (which refills nothing: the caller gives a new budget after
- * %WHEEL_AGAIN). Returns %WHEEL_DUE for a fire.
- */
-static enum wheel_state wt_step(struct wt *wt, bool *due, unsigned int *left)
-{
-	struct twheel_timer *t;
-	enum wheel_state state;
-
-	if (*due) {
-		t = wheel_first_due(wt->w, wt->now);
-		if (t) {
-			wt_fire(wt, t);
-			return WHEEL_DUE;
-		}
-		*due = false;
-	}
-	state = wheel_advance(wt->w, wt->now, left);
-	switch (state) {
-	case WHEEL_IDLE:
-		wt_check_idle(wt);
-		break;
-	case WHEEL_AGAIN:
-		if (*left)
-			WT_FAIL(wt, "WHEEL_AGAIN with %u budget left", *left);
-		wt->agains++;
-		break;
-	case WHEEL_DUE:
-		if (!wheel_first_due(wt->w, wt->now))
-			WT_FAIL(wt, "WHEEL_DUE with no timer due");
-		*due = true;
-		break;
-	}
-	return state;
 }
 
 /*
@@ -1336,8 +1325,7 @@ static const u8 wt_runs[WT_MAX_RUNS];
 
 static unsigned long wt_nruns(void)
 {
-	return min_t(unsigned long, DIV_ROUND_UP(wheel_ops, WT_RUN_OPS),
-		     WT_MAX_RUNS);
+	return min_t(unsigned long, DIV_ROUND_UP(WT_OPS, WT_RUN_OPS), WT_MAX_RUNS);
 }
 
 static const void *wt_random_params(const void *prev, char *desc)
@@ -1360,10 +1348,10 @@ static void wheel_test_random(struct kunit *test)
 	/* Fewer timers crowd fewer slots: more cascades in chunks. */
 	static const u32 active[] = { WT_TIMERS, 128, 512, 32 };
 	unsigned long run = (const u8 *)test->param_value - wt_runs;
-	u64 ops = min_t(u64, WT_RUN_OPS, wheel_ops - run * WT_RUN_OPS);
+	u64 ops = min_t(u64, WT_RUN_OPS, WT_OPS - run * WT_RUN_OPS);
 	struct wt *wt = wt_new(test, NSEC_PER_MSEC, 0, WT_TIMERS);
 
-	wt_random_run(wt, wheel_seed + run * 0x9e3779b97f4a7c15ULL, ops,
+	wt_random_run(wt, WT_SEED + run * 0x9e3779b97f4a7c15ULL, ops,
 		      ticks[run % ARRAY_SIZE(ticks)],
 		      active[(run + run / 4) % ARRAY_SIZE(active)]);
 }
@@ -1386,7 +1374,7 @@ static struct kunit_case wheel_test_cases[] = {
 };
 
 static struct kunit_suite wheel_test_suite = {
-	.name = "twheel_wheel",
+	.name = WT_SUITE,
 	.test_cases = wheel_test_cases,
 };
 
