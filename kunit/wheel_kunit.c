@@ -25,16 +25,16 @@
  * that resolves to the slot the timer is in, and the counts, bounds and
  * bitmaps of every slot and level.
  *
- * The directed cases cover each level edge, deadlines 64^k and 64^k +- 1
- * ticks away for k = 1..7, FIFO within a tick through cascades, the O(1)
- * splice of a burst, the bounded cascade, cancels in the middle of either,
- * sparse precision and past deadlines. wheel_test_random() is the
- * differential test: WT_OPS random operations (4M here, 10M with other
- * seeds in twheel_wheel_stress.ko for make stress, see wheel_stress.c), in
- * runs of 1M, each on a fresh wheel with its own seed, tick (1 ms, 100 us,
- * 999983 ns, 4 ms in turn) and number of timers (2048, 128, 512 or 32). A
- * run takes about 2 s on the debug kernel under TCG, far from KUnit's 300 s
- * per case.
+ * The directed cases cover the slot calculation, each level edge,
+ * deadlines 64^k and 64^k +- 1 ticks away for k = 1..7, FIFO within a tick
+ * through cascades, the O(1) splice of a burst, the bounded cascade,
+ * cancels in the middle of either, sparse precision and past deadlines.
+ * wheel_test_random() is the differential test: WT_OPS random operations
+ * (4M here, 10M with other seeds in twheel_wheel_stress.ko for make stress,
+ * see wheel_stress.c), in runs of 1M, each on a fresh wheel with its own
+ * seed, tick (1 ms, 100 us, 999983 ns, 4 ms in turn) and number of timers
+ * (2048, 128, 512 or 32). A run takes about 2 s on the debug kernel under
+ * TCG, far from KUnit's 300 s per case.
  *
  * wt_lone_fire_time() states when a lone timer fires today: at its deadline,
  * except a timer filed above level 0 whose tick is a multiple of 64, which
@@ -176,6 +176,22 @@ static struct wt *wt_new(struct kunit *test, u64 tick_ns, u64 now,
 	wt->ntimers = ntimers;
 	wt_reset(wt, tick_ns, now);
 	return wt;
+}
+
+/* A pseudo-random generator of our own (splitmix64): runs repeat by seed. */
+static u64 wt_rand(u64 *s)
+{
+	u64 z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Uniform enough in [0, @n), without a division. */
+static u64 wt_below(u64 *s, u64 n)
+{
+	return mul_u64_u64_shr(wt_rand(s), n, 64);
 }
 
 /* The tick of a deadline, by plain division: the reference for wheel.c's. */
@@ -508,6 +524,60 @@ static void wheel_test_div(struct kunit *test)
 	}
 }
 
+/* wheel_calc_idx() and the slot's start, against the digits, for one pair. */
+static bool wt_calc_idx_one(struct kunit *test, u64 tick, u64 clk)
+{
+	unsigned int idx = wheel_calc_idx(tick, clk), want = wt_slot_of(tick, clk);
+	unsigned int lvl = want / LVL_SIZE;
+	u64 start = wheel_slot_tick(clk, lvl, want % LVL_SIZE);
+
+	/* Above level 0 the slot lies after clk's digit and starts after clk. */
+	if (idx == want && (!lvl || (start == (tick & ~(LVL_GRAN(lvl) - 1)) &&
+				     start > clk &&
+				     want % LVL_SIZE > ((clk >> LVL_SHIFT(lvl)) & LVL_MASK))))
+		return true;
+	KUNIT_FAIL(test, "tick %#llx clk %#llx: slot %u, want %u (start %#llx)",
+		   tick, clk, idx, want, start);
+	return false;
+}
+
+/*
+ * The slot of a tick: the level of the highest base-64 digit in which it
+ * and the clock differ, the slot of its digit there. Each level's first and
+ * last slot, block boundaries, the wheel's last slot, KTIME_MAX at the
+ * smallest tick, and 100000 random pairs of every magnitude.
+ */
+static void wheel_test_calc_idx(struct kunit *test)
+{
+	u64 seed = 5, clk, tick;
+	unsigned int lvl, i;
+
+	KUNIT_EXPECT_EQ(test, wheel_calc_idx(0, 0), 0);
+	KUNIT_EXPECT_EQ(test, wheel_calc_idx(0x12345, 0x12345), 0x05);
+	KUNIT_EXPECT_EQ(test, wheel_calc_idx(0x107f, 0x1040), 63);
+	KUNIT_EXPECT_EQ(test, wheel_calc_idx(0x1080, 0x107f), LVL_OFFS(1) + 2);
+	KUNIT_EXPECT_EQ(test, wheel_calc_idx(0x2fff, 0x1fff), LVL_OFFS(2) + 2);
+	for (lvl = 1; lvl < LVL_DEPTH; lvl++) {
+		u64 gran = LVL_GRAN(lvl);
+
+		KUNIT_EXPECT_EQ(test, wheel_calc_idx(gran, 0), LVL_OFFS(lvl) + 1);
+		KUNIT_EXPECT_EQ(test, wheel_calc_idx(2 * gran - 1, 0), LVL_OFFS(lvl) + 1);
+		KUNIT_EXPECT_EQ(test, wheel_calc_idx(gran - 1, 0), LVL_OFFS(lvl) - 1);
+		KUNIT_EXPECT_EQ(test, wheel_calc_idx(64 * gran - 1, 0),
+				LVL_OFFS(lvl) + 63);
+	}
+	KUNIT_EXPECT_EQ(test, wheel_calc_idx(LVL_GRAN(LVL_DEPTH) - 1, 0), WHEEL_SIZE - 1);
+	tick = div64_u64(KTIME_MAX, 100 * NSEC_PER_USEC) + 1;
+	KUNIT_EXPECT_LT(test, tick, LVL_GRAN(LVL_DEPTH));
+	KUNIT_EXPECT_EQ(test, wheel_calc_idx(tick, 0) / LVL_SIZE, LVL_DEPTH - 1);
+	for (i = 0; i < 100000; i++) {
+		clk = wt_below(&seed, LVL_GRAN(LVL_DEPTH - 1) * 16);
+		tick = clk + (wt_rand(&seed) & ((1ULL << wt_below(&seed, 45)) - 1));
+		if (!wt_calc_idx_one(test, tick, clk))
+			return;
+	}
+}
+
 static void wheel_test_empty(struct kunit *test)
 {
 	struct wt *wt = wt_new(test, NSEC_PER_MSEC, 5 * NSEC_PER_MSEC + 7, 1);
@@ -673,22 +743,6 @@ static void wheel_test_pow64(struct kunit *test)
 					if (wt->failed)
 						return;
 				}
-}
-
-/* A pseudo-random generator of our own (splitmix64): runs repeat by seed. */
-static u64 wt_rand(u64 *s)
-{
-	u64 z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* Uniform enough in [0, @n), without a division. */
-static u64 wt_below(u64 *s, u64 n)
-{
-	return mul_u64_u64_shr(wt_rand(s), n, 64);
 }
 
 /*
@@ -1306,6 +1360,8 @@ static void wt_random_run(struct wt *wt, u64 seed, u64 ops, u64 tick_ns,
 			}
 		}
 	}
+	if (wt->failed)
+		return;
 	wt_check_wheel(wt);
 	ns = wt->now;
 	wt_run(wt, KTIME_MAX, wt_random_budget(&s));
@@ -1358,6 +1414,7 @@ static void wheel_test_random(struct kunit *test)
 
 static struct kunit_case wheel_test_cases[] = {
 	KUNIT_CASE(wheel_test_div),
+	KUNIT_CASE(wheel_test_calc_idx),
 	KUNIT_CASE(wheel_test_empty),
 	KUNIT_CASE(wheel_test_level_edges),
 	KUNIT_CASE(wheel_test_pow64),
