@@ -1193,6 +1193,59 @@ static void wheel_test_past(struct kunit *test)
 	wt_check_wheel(wt);
 }
 
+/*
+ * wheel_forward(), which the driver calls when nothing is due by now: the
+ * clock moves to now's tick, so that timers armed then are filed as low as
+ * their delays allow, while those filed before stay put and fire on time.
+ * A cascade in progress keeps the clock where it is.
+ */
+static void wheel_test_forward(struct kunit *test)
+{
+	static const u64 tick_ns = NSEC_PER_MSEC;
+	struct wt *wt = wt_new(test, tick_ns, 0, 2);
+	struct wheel *w = wt->w;
+
+	wt_arm(wt, &wt->timers[0], 5000 * tick_ns);
+	KUNIT_EXPECT_EQ(test, wt->timers[0].level, 2);
+	wt->now = 4000 * tick_ns + 1;
+	wheel_forward(w, wt->now);
+	KUNIT_EXPECT_EQ(test, w->clk, 4000);
+	wt_arm_check(wt, &wt->timers[1], wt->now + 10 * tick_ns);
+	KUNIT_EXPECT_EQ(test, wt->timers[1].level, 0);
+	wt_check_wheel(wt);
+	wt_run_events(wt, KTIME_MAX);
+	KUNIT_EXPECT_EQ(test, wt->timers[1].fired_at, wt->timers[1].t.expires);
+	KUNIT_EXPECT_EQ(test, wt->timers[0].fired_at, 5000 * tick_ns);
+	KUNIT_EXPECT_EQ(test, wt->timers[1].order, 1);
+
+	wt = wt_spread(test, 100, 0);
+	wt_again(wt, 10);
+	KUNIT_EXPECT_EQ(test, wt->w->clk, 5 * LVL_SIZE);
+	wheel_forward(wt->w, wt->now + 10 * tick_ns);
+	KUNIT_EXPECT_EQ(test, wt->w->clk, 5 * LVL_SIZE);
+	wt_check_wheel(wt);
+	wt_run_events(wt, KTIME_MAX);
+	KUNIT_EXPECT_EQ(test, wt->fired, 100);
+}
+
+/*
+ * The differential test's wheel_forward(): the clock to a random time
+ * before the next event, as the driver may move it when it arms a timer.
+ */
+static void wt_forward(struct wt *wt, u64 *s)
+{
+	u64 next = wheel_next_event(wt->w), clk = wt->w->clk, now = wt->now;
+
+	if (next <= now || now >= WT_HORIZON)
+		return;
+	now += wt_below(s, min(next, WT_HORIZON) - now);
+	wheel_forward(wt->w, now);
+	wt->now = now;
+	if (wt->w->clk != max(clk, div64_u64(now, wt->tick_ns)))
+		WT_FAIL(wt, "forwarded from %llu to %llu", clk, wt->w->clk);
+	wt_check_idle(wt);
+}
+
 /* Deadlines of the differential test, of very different kinds and scales. */
 static u64 wt_random_deadline(struct wt *wt, u64 *s, u64 *hot)
 {
@@ -1296,10 +1349,11 @@ static unsigned int wt_random_budget(u64 *s)
 /*
  * One run of the differential test: @ops operations, each one of: arm or
  * re-arm a random timer, cancel one, arm a burst on one deadline, move time
- * on by a random step, or one step of the driver (one wheel_advance() call
- * with a random budget, or one fire). Arms and cancels thus fall between
- * %WHEEL_AGAIN steps and between fires. At the end time jumps to KTIME_MAX
- * and everything must fire.
+ * on by a random step, move the idle wheel's clock on (wheel_forward()), or
+ * one step of the driver (one wheel_advance() call with a random budget, or
+ * one fire). Arms and cancels thus fall between %WHEEL_AGAIN steps and
+ * between fires. At the end time jumps to KTIME_MAX and everything must
+ * fire.
  */
 static void wt_random_run(struct wt *wt, u64 seed, u64 ops, u64 tick_ns,
 			  u32 active)
@@ -1339,6 +1393,8 @@ static void wt_random_run(struct wt *wt, u64 seed, u64 ops, u64 tick_ns,
 			for (k = wt_below(&s, 128); k; k--, wt->op++, arms++)
 				wt_arm(wt, &wt->timers[wt_below(&s, active)],
 				       min_t(u64, ns + wt_below(&s, spread), KTIME_MAX));
+		} else if (!running && !wt_below(&s, 4)) {
+			wt_forward(wt, &s);
 		} else if (!running) {
 			wt->now += wt_random_step(wt, &s);
 			left = wt_random_budget(&s);
@@ -1426,6 +1482,7 @@ static struct kunit_case wheel_test_cases[] = {
 	KUNIT_CASE(wheel_test_cancel_spliced),
 	KUNIT_CASE(wheel_test_sparse),
 	KUNIT_CASE(wheel_test_past),
+	KUNIT_CASE(wheel_test_forward),
 	KUNIT_CASE_PARAM(wheel_test_random, wt_random_params),
 	{}
 };
