@@ -1334,8 +1334,13 @@ static u64 wt_random_step(struct wt *wt, u64 *s)
 	default:	/* to a tick boundary */
 		step = wt_ns_of(wt, div64_u64(now, tick) + 1 + wt_below(s, 3)) - now;
 	}
-	if (step > WT_HORIZON - min(now, WT_HORIZON))
-		step = 0;
+	/*
+	 * Long steps take at most 1/64 of the time left before the horizon,
+	 * so that a run with few timers, whose next events lie far, does not
+	 * reach it early; near it, steps are short.
+	 */
+	if (step > (WT_HORIZON - min(now, WT_HORIZON)) / 64)
+		step = wt_below(s, 8 * tick);
 	return step;
 }
 
