@@ -597,13 +597,14 @@ static void wheel_test_empty(struct kunit *test)
 }
 
 /*
- * When a lone timer fires: at its deadline, also when its tick starts the
- * span of a higher slot it waits in (a tick that is a multiple of 64): the
- * slot is cascaded when its first deadline passes if that comes before the
- * span starts.
+ * When a lone timer fires: at its deadline, except a timer filed above
+ * level 0 whose tick starts a span (a multiple of 64), which waits for its
+ * slot's cascade at the start of that span, the end of its own tick.
  */
 static u64 wt_lone_fire_time(const struct wt *wt, const struct wt_timer *tm)
 {
+	if (tm->level && !(tm->tick & LVL_MASK) && !tm->clamped)
+		return tm->tick * wt->tick_ns;
 	return tm->t.expires;
 }
 
