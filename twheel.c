@@ -285,6 +285,9 @@ static void twheel_releasing(struct twheel_base *base)
 	held = ktime_get() - base->held_at;
 	base->held_at = 0;
 	base->stats.irqoff_max_ns = max(base->stats.irqoff_max_ns, held);
+	base->stats.irqoff_holds++;
+	if (held > tick_ns / 10)
+		base->stats.irqoff_long++;
 }
 
 static void twheel_lock(struct twheel_base *base)
@@ -1369,20 +1372,25 @@ DEFINE_SHOW_ATTRIBUTE(twheel_stats);
 
 /*
  * debugfs twheel/irqoff: "1" turns the interrupts-off accounting on, from
- * zero; "0" turns it off. Reads give the longest lock hold seen per CPU.
+ * zero; "0" turns it off. Reads give, per CPU, the longest lock hold seen,
+ * the holds timed and those longer than a tenth of a tick, then the sums.
  */
 static int twheel_irqoff_show(struct seq_file *m, void *v)
 {
+	u64 max = 0, holds = 0, long_holds = 0;
 	struct twheel_stats st;
 	unsigned int cpu;
-	u64 max = 0;
 
 	for_each_possible_cpu(cpu) {
 		twheel_cpu_stats(cpu, &st);
-		seq_printf(m, "cpu%u %llu\n", cpu, st.irqoff_max_ns);
+		seq_printf(m, "cpu%u %llu %llu %llu\n", cpu, st.irqoff_max_ns,
+			   st.irqoff_holds, st.irqoff_long);
 		max = max(max, st.irqoff_max_ns);
+		holds += st.irqoff_holds;
+		long_holds += st.irqoff_long;
 	}
-	seq_printf(m, "max_ns %llu\ntick_ns %u\non %d\n", max, tick_ns,
+	seq_printf(m, "max_ns %llu\nholds %llu\nlong %llu\ntick_ns %u\non %d\n",
+		   max, holds, long_holds, tick_ns,
 		   static_key_enabled(&twheel_irqoff_key));
 	return 0;
 }
@@ -1411,6 +1419,8 @@ static ssize_t twheel_irqoff_write(struct file *file, const char __user *ubuf,
 
 		twheel_lock(base);
 		base->stats.irqoff_max_ns = 0;
+		base->stats.irqoff_holds = 0;
+		base->stats.irqoff_long = 0;
 		twheel_unlock(base);
 	}
 	static_branch_enable(&twheel_irqoff_key);

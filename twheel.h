@@ -162,6 +162,8 @@ u64 twheel_tick_ns(void);
  * @level_pending:	timers filed at each level
  * @irqoff_max_ns:	longest hold of the wheel's lock (interrupts off)
  *			while debugfs twheel/irqoff was on, see twheel.rst
+ * @irqoff_holds:	holds of the wheel's lock timed meanwhile
+ * @irqoff_long:	those of them longer than a tenth of a tick
  * @hrtimer_armed:	the wheel's hrtimer is queued or running
  */
 struct twheel_stats {
@@ -174,6 +176,8 @@ struct twheel_stats {
 	u64	lateness[TWHEEL_LATE_BUCKETS];
 	u32	level_pending[TWHEEL_STATS_LEVELS];
 	u64	irqoff_max_ns;
+	u64	irqoff_holds;
+	u64	irqoff_long;
 	bool	hrtimer_armed;
 };
 

@@ -13,13 +13,16 @@
  * twheel/irqoff.
  *
  * Each case prints RESULT records for the benchmark's report:
- *   {"kind": "irqoff", "case": ..., "n": ..., "max_ns": ..., "tick_ns": ...}
+ *   {"kind": "irqoff", "case": ..., "n": ..., "max_ns": ..., "holds": ...,
+ *    "long_holds": ... (holds over a tenth of a tick), "tick_ns": ...}
  *   {"kind": "pinned_gap", "case": ..., "n": ..., "max_ns": ...,
  *    "control_ns": ..., "last_late_ns": ..., "tick_ns": ...}
  * and checks bounds loose enough for a loaded QEMU TCG host, whose vCPUs
  * lose their host CPU for milliseconds: twheel must not take the CPU for
- * more than 20 ticks or four times the quiet gap plus 2 ticks, whichever
- * is more, at once; the numbers that matter are the benchmark's.
+ * more than 100 ticks or four times the quiet gap plus 2 ticks, whichever
+ * is more, at once (the stalls this catches lasted a second), nor hold a
+ * wheel's lock for more than 20 ticks or the quiet gap; the numbers that
+ * matter are the benchmark's.
  * Environment: TWHEEL_LOAD_N (timers per case, default 50000;
  * make stress and make bench set more), TWHEEL_LOAD_FILES (files they are
  * spread over, default 1), TWHEEL_LOAD_ROUND (the round number printed).
@@ -105,17 +108,18 @@ static int irqoff_write(const char *v)
 	return ret;
 }
 
-static long long irqoff_max(void)
+/* debugfs twheel/irqoff's line @name, or -1. */
+static long long irqoff_read(const char *name)
 {
 	FILE *f = fopen(IRQOFF, "r");
-	long long v = -1;
-	char line[128];
+	long long v = -1, x;
+	char line[128], key[32];
 
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "max_ns %lld", &v) == 1)
-			break;
+		if (sscanf(line, "%31s %lld", key, &x) == 2 && !strcmp(key, name))
+			v = x;
 	fclose(f);
 	return v;
 }
@@ -246,7 +250,7 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 	__u64 tick = self->v.tick_ns;
 	unsigned long user_max = 0, file_max = 0;
 	pid_t spinner, cl;
-	long long irqoff;
+	long long irqoff, holds, long_holds;
 	__u64 quiet;
 	struct gap *g;
 
@@ -275,7 +279,9 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 	tw_sleep_ms(100);
 	SET(g->phase, 2);
 	waitpid(spinner, NULL, 0);
-	irqoff = irqoff_max();
+	irqoff = irqoff_read("max_ns");
+	holds = irqoff_read("holds");
+	long_holds = irqoff_read("long");
 	irqoff_write("0");
 	if (!getuid()) {
 		tw_param_write("max_user_timers", user_max);
@@ -287,21 +293,24 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 	/* One JSON record per line, printed in parts. */
 	printf("# RESULT {\"kind\": \"irqoff\", \"case\": \"%s\", ", variant->name);
 	printf("\"round\": %lu, ", round);
-	printf("\"n\": %lu, \"max_ns\": %lld, \"tick_ns\": %llu}\n", n, irqoff, tick);
+	printf("\"n\": %lu, \"max_ns\": %lld, \"holds\": %lld, ", n, irqoff, holds);
+	printf("\"long_holds\": %lld, \"tick_ns\": %llu}\n", long_holds, tick);
 	printf("# RESULT {\"kind\": \"pinned_gap\", \"case\": \"%s\", ", variant->name);
 	printf("\"round\": %lu, ", round);
 	printf("\"n\": %lu, \"max_ns\": %llu, \"control_ns\": %llu, ",
 	       n, GET(g->max_ns), GET(g->control_ns));
 	printf("\"last_late_ns\": %llu, \"tick_ns\": %llu}\n",
 	       GET(g->last) - GET(g->deadline) - variant->spread_ns, tick);
+	/* The harness ends the test with _exit(): flush for a file or pipe. */
+	fflush(stdout);
 	/*
 	 * A loaded host deschedules vCPUs for milliseconds, lock holders
 	 * included: the bounds allow what the quiet second saw.
 	 */
 	quiet = GET(g->control_ns);
-	EXPECT_LE(GET(g->max_ns), max_u64(20 * tick, 4 * quiet + 2 * tick));
+	EXPECT_LE(GET(g->max_ns), max_u64(100 * tick, 4 * quiet + 2 * tick));
 	if (irqoff >= 0)
-		EXPECT_LE(irqoff, max_u64(2 * tick, quiet));
+		EXPECT_LE(irqoff, max_u64(20 * tick, quiet));
 	munmap(g, sizeof(*g));
 }
 
