@@ -70,6 +70,8 @@
  * at or before the end of its tick E * tick >= D: no timer fires early, a
  * lone timer fires at its deadline plus the hrtimer's own latency, and
  * timers sharing a tick fire together, at the latest of their deadlines.
+ * (A timer filed above level 0 whose tick starts a span, one in 64 of
+ * those, fires at the end of its tick: its slot is cascaded then.)
  * A timer fires within one tick after its deadline plus the softirq latency
  * of the hrtimer, unless more callbacks are due at once than the CPU runs
  * in that time (see "Bounded work"): then the backlog drains in order, as
