@@ -949,10 +949,14 @@ static void tb_lateness_report(enum tb_fac fac, const char *range,
 	tb_jend();
 }
 
-/* One facility alone: @n timers with the delays @delay, then the report. */
+/*
+ * One facility alone: @n timers with the delays @delay, then the report.
+ * @sparse arms them one at a time, each when the one before has fired: a
+ * timer alone in its wheel slot, as most are on a quiet system.
+ */
 static int tb_lateness_phase(enum tb_fac fac, const char *range,
 			     unsigned int round, const u64 *delay, u64 hi,
-			     u32 n, s64 *late)
+			     u32 n, bool sparse, s64 *late)
 {
 	struct tb_item *items = tb_items_alloc(fac, n);
 	u32 i;
@@ -960,11 +964,17 @@ static int tb_lateness_phase(enum tb_fac fac, const char *range,
 	if (!items)
 		return -ENOMEM;
 	tb_run_reset(n, true);
+	tb_run.sparse = sparse;
 	for (i = 0; i < n; i++) {
 		items[i].deadline = ktime_get_ns() + delay[i];
 		tb_item_arm(fac, items + i, jiffies + tb_jiffies(delay[i]));
+		if (sparse)
+			wait_event_timeout(tb_run.wq,
+					   atomic_read(&tb_run.count) > i,
+					   nsecs_to_jiffies(hi + NSEC_PER_SEC));
 	}
-	tb_fire_wait(hi + hi / 4 + 2 * NSEC_PER_SEC);
+	if (!sparse)
+		tb_fire_wait(hi + hi / 4 + 2 * NSEC_PER_SEC);
 	tb_items_stop(fac, items, n);
 	tb_lateness_report(fac, range, round, items, n, late);
 	vfree(items);
@@ -976,7 +986,7 @@ static int tb_lateness_phase(enum tb_fac fac, const char *range,
  * facility alone with them, in turn, the order rotating with @round.
  */
 static int tb_lateness(const char *range, u64 lo, u64 hi, u32 n,
-		       unsigned int round)
+		       bool sparse, unsigned int round)
 {
 	u64 *delay = vmalloc(array_size(n, sizeof(*delay)));
 	s64 *late = vmalloc(array_size(n, sizeof(*late)));
@@ -990,55 +1000,7 @@ static int tb_lateness(const char *range, u64 lo, u64 hi, u32 n,
 	ret = 0;
 	for (i = 0; i < NR_FIRE_FAC && !ret; i++)
 		ret = tb_lateness_phase((round + i) % NR_FIRE_FAC, range,
-					round, delay, hi, n, late);
-out_free:
-	vfree(late);
-	vfree(delay);
-	return ret;
-}
-
-/*
- * Sparse timers: one facility, one timer at a time, each armed when the
- * one before has fired, @n delays in [@lo, @hi): a timer alone in its wheel
- * slot, as most are on a quiet system.
- */
-static int tb_lateness_sparse_phase(enum tb_fac fac, unsigned int round,
-				    const u64 *delay, u64 hi, u32 n, s64 *late)
-{
-	struct tb_item *items = tb_items_alloc(fac, n);
-	u32 i;
-
-	if (!items)
-		return -ENOMEM;
-	tb_run_reset(n, true);
-	tb_run.sparse = true;
-	for (i = 0; i < n; i++) {
-		items[i].deadline = ktime_get_ns() + delay[i];
-		tb_item_arm(fac, items + i, jiffies + tb_jiffies(delay[i]));
-		wait_event_timeout(tb_run.wq, atomic_read(&tb_run.count) > i,
-				   nsecs_to_jiffies(hi + NSEC_PER_SEC));
-	}
-	tb_items_stop(fac, items, n);
-	tb_lateness_report(fac, "sparse", round, items, n, late);
-	vfree(items);
-	return 0;
-}
-
-static int tb_lateness_sparse(u64 lo, u64 hi, u32 n, unsigned int round)
-{
-	u64 *delay = vmalloc(array_size(n, sizeof(*delay)));
-	s64 *late = vmalloc(array_size(n, sizeof(*late)));
-	unsigned int i;
-	int ret = -ENOMEM;
-
-	if (!delay || !late)
-		goto out_free;
-	for (i = 0; i < n; i++)
-		delay[i] = tb_delay(lo, hi);
-	ret = 0;
-	for (i = 0; i < NR_FIRE_FAC && !ret; i++)
-		ret = tb_lateness_sparse_phase((round + i) % NR_FIRE_FAC, round,
-					       delay, hi, n, late);
+					round, delay, hi, n, sparse, late);
 out_free:
 	vfree(late);
 	vfree(delay);
@@ -1158,13 +1120,13 @@ static int tb_all_fires(void)
 		return count;
 	for (r = 0; r < rounds && !ret; r++) {
 		ret = tb_lateness("short", NSEC_PER_MSEC, 50 * NSEC_PER_MSEC,
-				  lat_n, r);
+				  lat_n, false, r);
 		if (!ret)
 			ret = tb_lateness("long", NSEC_PER_SEC,
-					  5 * NSEC_PER_SEC, lat_n, r);
+					  5 * NSEC_PER_SEC, lat_n, false, r);
 		if (!ret)
-			ret = tb_lateness_sparse(NSEC_PER_MSEC, 50 * NSEC_PER_MSEC,
-						 sparse_n, r);
+			ret = tb_lateness("sparse", NSEC_PER_MSEC,
+					  50 * NSEC_PER_MSEC, sparse_n, true, r);
 		for (i = 0; i < count && !ret; i++)
 			for (f = 0; f < NR_FIRE_FAC && !ret; f++)
 				ret = tb_burst((r + f) % NR_FIRE_FAC, ns[i], r);

@@ -1462,6 +1462,18 @@ static void twheel_test_rearm_from_other_cpu(struct kunit *test)
 	tw_expect_timely(test, u, TW_SLACK_NS);
 }
 
+/* The CPU a hotplug case takes down and up; skips the case without one. */
+static int tw_hotplug_cpu(struct kunit *test)
+{
+	int cpu = cpumask_last(cpu_online_mask);
+
+	if (!IS_ENABLED(CONFIG_HOTPLUG_CPU))
+		kunit_skip(test, "needs CONFIG_HOTPLUG_CPU");
+	if (num_online_cpus() < 2 || cpu == tw_home_cpu())
+		kunit_skip(test, "needs two online CPUs");
+	return cpu;
+}
+
 static void twheel_test_cpu_hotplug(struct kunit *test)
 {
 	struct tw_ctx *ctx = test->priv;
@@ -1471,11 +1483,7 @@ static void twheel_test_cpu_hotplug(struct kunit *test)
 	unsigned int fires, i;
 	int cpu, ret;
 
-	if (!IS_ENABLED(CONFIG_HOTPLUG_CPU))
-		kunit_skip(test, "needs CONFIG_HOTPLUG_CPU");
-	cpu = cpumask_last(cpu_online_mask);
-	if (num_online_cpus() < 2 || cpu == tw_home_cpu())
-		kunit_skip(test, "needs two online CPUs");
+	cpu = tw_hotplug_cpu(test);
 
 	/*
 	 * On cpu: p[0] 500 ms, p[1] 900 ms (level 1), s sleepable 500 ms,
@@ -1544,11 +1552,7 @@ static void twheel_test_cpu_offline_hrtimer(struct kunit *test)
 	struct tw_probe *p;
 	int cpu, ret;
 
-	if (!IS_ENABLED(CONFIG_HOTPLUG_CPU))
-		kunit_skip(test, "needs CONFIG_HOTPLUG_CPU");
-	cpu = cpumask_last(cpu_online_mask);
-	if (num_online_cpus() < 2 || cpu == tw_home_cpu())
-		kunit_skip(test, "needs two online CPUs");
+	cpu = tw_hotplug_cpu(test);
 
 	/*
 	 * The only timer of cpu is 10 s away: its hrtimer waits for the
@@ -1636,11 +1640,7 @@ static void twheel_test_hotplug_add_on_coming_up(struct kunit *test)
 	struct tw_hotplug h;
 	int cpu;
 
-	if (!IS_ENABLED(CONFIG_HOTPLUG_CPU))
-		kunit_skip(test, "needs CONFIG_HOTPLUG_CPU");
-	cpu = cpumask_last(cpu_online_mask);
-	if (num_online_cpus() < 2 || cpu == tw_home_cpu())
-		kunit_skip(test, "needs two online CPUs");
+	cpu = tw_hotplug_cpu(test);
 
 	ctx->mini = kvcalloc(TW_HP_TIMERS, sizeof(*ctx->mini), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ctx->mini);
@@ -1716,11 +1716,7 @@ static void twheel_test_hotplug_cancel_sync(struct kunit *test)
 	unsigned int round;
 	int cpu;
 
-	if (!IS_ENABLED(CONFIG_HOTPLUG_CPU))
-		kunit_skip(test, "needs CONFIG_HOTPLUG_CPU");
-	cpu = cpumask_last(cpu_online_mask);
-	if (num_online_cpus() < 2 || cpu == tw_home_cpu())
-		kunit_skip(test, "needs two online CPUs");
+	cpu = tw_hotplug_cpu(test);
 
 	p = tw_probes(test, 1, tw_rearm_tick_fn, TWHEEL_SLEEPABLE);
 	for (round = 0; round < 8; round++) {
