@@ -42,7 +42,7 @@ typedef void (*twheel_batch_fn_t)(struct twheel_timer **timers,
 
 /**
  * struct twheel_timer - a timer on a twheel wheel; embed it in your object
- * @entry:	wheel slot or expired list; @entry.next is NULL when not pending
+ * @entry:	wheel slot or sleep list; @entry.next is NULL when not pending
  * @expires:	deadline, CLOCK_MONOTONIC nanoseconds
  * @function:	callback, called with the timer (use container_of())
  * @batch:	callback of a %TWHEEL_BATCH timer, called with due timers
