@@ -809,6 +809,21 @@ static void twheel_forward(struct twheel_base *base, u64 now)
 		wheel_forward(&base->wheel, now);
 }
 
+/* Is @per a period and count that twheel_set_period() accepts? */
+static bool twheel_period_valid(const struct twheel_period *per)
+{
+	return !per->ns || (per->ns >= tick_ns && per->count);
+}
+
+/* Give @timer the period and count of @per, under its base's lock. */
+static void twheel_period_set(struct twheel_timer *timer,
+			      const struct twheel_period *per)
+{
+	timer->period = per->ns;
+	/* twheel_fires_left() reads it locklessly. */
+	WRITE_ONCE(timer->left, per->ns ? per->count : 0);
+}
+
 static int __twheel_mod(struct twheel_timer *timer, u64 expires, u64 now,
 			unsigned int opts, unsigned int cpu,
 			const struct twheel_period *per)
@@ -834,10 +849,8 @@ static int __twheel_mod(struct twheel_timer *timer, u64 expires, u64 now,
 	if (ret)
 		twheel_detach(base, timer);
 	WRITE_ONCE(timer->expires, expires);
-	if (opts & MOD_PERIOD) {
-		timer->period = per->ns;
-		WRITE_ONCE(timer->left, per->ns ? per->count : 0);
-	}
+	if (opts & MOD_PERIOD)
+		twheel_period_set(timer, per);
 
 	new_base = twheel_target(base, timer, opts, cpu);
 	if (new_base != base)
@@ -1034,7 +1047,7 @@ int twheel_mod_pending_period(struct twheel_timer *timer, ktime_t expires,
 {
 	struct twheel_period per = { .ns = period_ns, .count = count };
 
-	if (period_ns && (period_ns < tick_ns || !count))
+	if (!twheel_period_valid(&per))
 		return -EINVAL;
 	return twheel_mod_opts(timer, expires, mode, MOD_PENDING | MOD_PERIOD,
 			       0, &per);
@@ -1081,15 +1094,15 @@ EXPORT_SYMBOL_GPL(twheel_reduce);
  */
 int twheel_set_period(struct twheel_timer *timer, u64 period_ns, u32 count)
 {
+	struct twheel_period per = { .ns = period_ns, .count = count };
 	struct twheel_base *base;
 	unsigned long flags;
 
-	if (period_ns && (period_ns < tick_ns || !count))
+	if (!twheel_period_valid(&per))
 		return -EINVAL;
 
 	base = lock_timer_base(timer, &flags);
-	timer->period = period_ns;
-	timer->left = period_ns ? count : 0;
+	twheel_period_set(timer, &per);
 	twheel_releasing(base);
 	raw_spin_unlock_irqrestore(&base->lock, flags);
 	return 0;
