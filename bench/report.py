@@ -319,15 +319,22 @@ def minus(a, b):
     return a - b
 
 
+# twheel_bench.c's lateness ranges; "flood" is a load, its p99 no target.
+LATENESS_RANGES = (('short', '1-50 ms'), ('long', '1-5 s'),
+                   ('sparse', 'sparse 1-50 ms (one at a time)'),
+                   ('flood', '1M due over 10 s'))
+
+
 def add_lateness(t, res, tick):
-    for rng, desc in (('short', '1-50 ms'), ('long', '1-5 s'),
-                      ('sparse', 'sparse 1-50 ms (one at a time)')):
+    for rng, desc in LATENESS_RANGES:
+        if not res.get('lateness', range=rng):
+            continue
         for fld, name in (('p50_ns', 'p50'), ('p99_ns', 'p99'),
                           ('max_ns', 'max')):
             cells = {f: spread(f_time, res.stat('lateness', fld, fac=f,
                                                 range=rng))
                      for f in FIRE_FACS}
-            if fld != 'p99_ns':
+            if fld != 'p99_ns' or rng == 'flood':
                 t.row(f'lateness {desc}: {name}', cells)
                 continue
             p99 = res.stat('lateness', 'p99_ns', fac='twheel', range=rng)
@@ -464,12 +471,14 @@ def add_delivery(t, res):
              {'twheel': spread(f_rate, res.stat('udeliver', 'per_s', fac='twheel_read', n=n)),
               'timerfd': spread(f_rate, res.stat('udeliver', 'per_s', fac='epoll_timerfd', n=n))},
              '>= 5x epoll+timerfd', r, None if r is None else med(r) >= 5)
-    # Issue 12: the last event of a burst, twheel's ring against the others.
-    n = largest(res, 'udeliver', 'twheel_ring')
+    # Issue 12: the last event of a burst, twheel's ring against the others,
+    # at the largest N both ran.
     for other, col, limit in (('io_uring', 'io_uring', 0.5),
                               ('epoll_timerfd', 'timerfd', 0.2)):
-        if not n or not res.ns('udeliver', other):
+        both = set(res.ns('udeliver', 'twheel_ring')) & set(res.ns('udeliver', other))
+        if not both:
             continue
+        n = max(both)
         r = res.paired(ratio, ('udeliver', 'last_late_ns', {'fac': 'twheel_ring', 'n': n}),
                        ('udeliver', 'last_late_ns', {'fac': other, 'n': n}))
         t.target(f'last event, {f_n(n)} due at once: twheel ring / {other} = '
@@ -479,6 +488,30 @@ def add_delivery(t, res):
                   col: spread(f_time, res.stat('udeliver', 'last_late_ns',
                                                fac=other, n=n))},
                  f'<= {limit}x {other}', r, None if r is None else med(r) <= limit)
+
+
+def add_keyed(t, res, tick):
+    """ubench's keyed timers through /dev/twheel under the load of
+    twheel_bench's "flood" range (issue 11: p99 <= hrtimer's p99 + 2 ticks)."""
+    for n in res.ns('ukeyed'):
+        tw = res.stat('ukeyed', 'p99_ns', fac='twheel_ring', n=n)
+        hr = res.stat('lateness', 'p99_ns', fac='hrtimer', range='flood')
+        for fld, name in (('p50_ns', 'fire p50'), ('max_ns', 'fire max'),
+                          ('user_p99_ns', 'in userspace p99')):
+            t.row(f'{f_n(n)} keyed timers over 10 s via /dev/twheel ring: {name}',
+                  {'twheel': spread(f_time, res.stat('ukeyed', fld, fac='twheel_ring', n=n))})
+        ok = None if tw is None or hr is None or tick is None \
+            else med(tw) <= med(hr) + 2 * tick
+        t.target(f'{f_n(n)} keyed timers over 10 s via /dev/twheel ring: fire p99 '
+                 '(hrtimer: the same load in the kernel)',
+                 {'twheel': spread(f_time, tw), 'hrtimer': spread(f_time, hr)},
+                 f'<= hrtimer p99 + 2 ticks ({f_time(2 * tick) if tick else "-"})',
+                 tw, ok)
+        early = sum(res.by_round('ukeyed', lambda r: r.get('early') or 0,
+                                 fac='twheel_ring', n=n).values())
+        t.target(f'{f_n(n)} keyed timers over 10 s via /dev/twheel ring: early events',
+                 {'twheel': '-' if early is None else f'{early:g}'}, '0', early,
+                 None if early is None else early == 0)
 
 
 def add_memory(t, res):
@@ -514,6 +547,7 @@ def build_table(res):
     add_sizes(t, res)
     add_user(t, res)
     add_delivery(t, res)
+    add_keyed(t, res, tick)
     add_memory(t, res)
     return t, env
 

@@ -28,7 +28,10 @@
  *            facility's. The fire time is the one the facility has: for
  *            twheel, twheel_fire_time(), the clock the wheel read once for
  *            the slot; timer_list and hrtimer have none to give, so their
- *            callbacks read the clock, each in its own phase.
+ *            callbacks read the clock, each in its own phase. The
+ *            "flood" range is lateness under load: @flood_n (1M) timers
+ *            due over 10 s, in the first @flood_rounds rounds; the same
+ *            load as ubench's keyed timers through /dev/twheel.
  *  wakeups   runs of twheel's per-CPU hrtimer per second: idle, one timer an
  *            hour away, and N timers spread over an hour (measured once)
  *  size      bytes per timer
@@ -105,6 +108,14 @@ MODULE_PARM_DESC(lat_n, "Timers per lateness run of one facility");
 static unsigned int sparse_n = 100;
 module_param(sparse_n, uint, 0444);
 MODULE_PARM_DESC(sparse_n, "Timers, one at a time, per sparse lateness run");
+
+static unsigned int flood_n = 1000000;
+module_param(flood_n, uint, 0444);
+MODULE_PARM_DESC(flood_n, "Timers due over 10 s in each flood lateness run (0: none)");
+
+static unsigned int flood_rounds = 3;
+module_param(flood_rounds, uint, 0444);
+MODULE_PARM_DESC(flood_rounds, "Rounds that run the flood lateness run");
 
 static unsigned int wake_ms = 2000;
 module_param(wake_ms, uint, 0444);
@@ -972,6 +983,8 @@ static int tb_lateness_phase(enum tb_fac fac, const char *range,
 			wait_event_timeout(tb_run.wq,
 					   atomic_read(&tb_run.count) > i,
 					   nsecs_to_jiffies(hi + NSEC_PER_SEC));
+		else if (!(i % CHUNK))
+			cond_resched();
 	}
 	if (!sparse)
 		tb_fire_wait(hi + hi / 4 + 2 * NSEC_PER_SEC);
@@ -1127,6 +1140,9 @@ static int tb_all_fires(void)
 		if (!ret)
 			ret = tb_lateness("sparse", NSEC_PER_MSEC,
 					  50 * NSEC_PER_MSEC, sparse_n, true, r);
+		if (!ret && flood_n && r < flood_rounds)
+			ret = tb_lateness("flood", NSEC_PER_SEC,
+					  11 * NSEC_PER_SEC, flood_n, false, r);
 		for (i = 0; i < count && !ret; i++)
 			for (f = 0; f < NR_FIRE_FAC && !ret; f++)
 				ret = tb_burst((r + f) % NR_FIRE_FAC, ns[i], r);

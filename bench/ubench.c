@@ -30,7 +30,16 @@
  * stretch of the host hits them alike; report.py takes the medians and
  * their min-max spread.
  *
- * Usage: ubench [-n N[,N...]] [-p POSIX_CAP_SECONDS] [-r ROUNDS]
+ * Then, in -R rounds (3 by default), for loads too heavy for nine:
+ *
+ *  udeliver  -b N (1M by default, 0: none) due at one instant, as above,
+ *            without epoll+timerfd (1M timerfds: 1M files and ~730 MB)
+ *  ukeyed    -k N (1M by default, 0: none) keyed timers on one
+ *            /dev/twheel file due over 10 s, reaped from the ring: the
+ *            lateness of their events, p50, p99 and max
+ *
+ * Usage: ubench [-n N[,N...]] [-p POSIX_CAP_SECONDS] [-r ROUNDS] [-b N]
+ *               [-k N] [-R ROUNDS]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -54,7 +63,7 @@
 #include <liburing.h>
 #endif
 
-#define USAGE		"usage: ubench [-n N,...] [-p SECONDS] [-r ROUNDS]\n"
+#define USAGE		"usage: ubench [-n N,...] [-p SECONDS] [-r ROUNDS] [-b N] [-k N] [-R ROUNDS]\n"
 #define MAX_N		8
 #define BATCH		1024
 #define NSEC_PER_SEC	1000000000ULL
@@ -62,6 +71,7 @@
 
 static unsigned int posix_cap_s = 20;
 static unsigned int rounds = 9;
+static unsigned int heavy_rounds = 3;
 
 static __u64 now_ns(void)
 {
@@ -225,8 +235,30 @@ static void jrate(unsigned int n, __u64 t0, __u64 t1)
 	jnum("per_s", t1 > t0 ? n * (double)NSEC_PER_SEC / (t1 - t0) : 0);
 }
 
-/* Room for @n timerfds, and @n POSIX timers (each holds a sigqueue). */
-static void raise_limits(unsigned int n)
+/* Raise twheel-dev's limit @name to at least @n, if it is lower. */
+static void tw_limit(const char *name, unsigned int n)
+{
+	char path[96];
+	unsigned int cur;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/twheel_dev/parameters/%s",
+		 name);
+	f = fopen(path, "r+");
+	if (!f)
+		return;
+	if (fscanf(f, "%u", &cur) == 1 && cur < n) {
+		rewind(f);
+		fprintf(f, "%u\n", n);
+	}
+	fclose(f);
+}
+
+/*
+ * Room for @n timerfds and @n POSIX timers (each holds a sigqueue), and
+ * for @tw timers on one /dev/twheel file.
+ */
+static void raise_limits(unsigned int n, unsigned int tw)
 {
 	struct rlimit rl = { n + 1024, n + 1024 };
 
@@ -234,6 +266,8 @@ static void raise_limits(unsigned int n)
 		die("setrlimit(RLIMIT_NOFILE)");
 	if (setrlimit(RLIMIT_SIGPENDING, &rl))
 		die("setrlimit(RLIMIT_SIGPENDING)");
+	tw_limit("max_user_timers", tw);
+	tw_limit("max_timers", tw);
 }
 
 static void *xcalloc(size_t n, size_t size)
@@ -537,6 +571,98 @@ static void deliver_twheel(unsigned int n, int ring)
 	settle();
 }
 
+/* ---- keyed timers due over 10 s: lateness under a flood ---- */
+
+#define FLOOD_SPAN_NS	(10 * NSEC_PER_SEC)
+
+static int cmp_s64(const void *a, const void *b)
+{
+	__s64 x = *(const __s64 *)a, y = *(const __s64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sort @v and add its p50, p99 and max as @prefix "p50_ns" etc. */
+static void jpct(const char *prefix, __s64 *v, unsigned int n)
+{
+	char key[32];
+
+	if (!n)
+		return;
+	qsort(v, n, sizeof(*v), cmp_s64);
+	snprintf(key, sizeof(key), "%sp50_ns", prefix);
+	jint(key, v[n / 2]);
+	snprintf(key, sizeof(key), "%sp99_ns", prefix);
+	jint(key, v[(__u64)n * 99 / 100]);
+	snprintf(key, sizeof(key), "%smax_ns", prefix);
+	jint(key, v[n - 1]);
+}
+
+/*
+ * @n keyed timers on one file, absolute deadlines spread at random over
+ * FLOOD_SPAN_NS, the first a second after arming is expected to end; the
+ * events are reaped from the ring. Lateness is the event's fire_ns minus
+ * its deadline_ns (what twheel_bench's "flood" range measures for the
+ * kernel's facilities under the same load) and, as a user sees it, the
+ * time of the reap minus the deadline.
+ */
+static void keyed_flood(unsigned int n)
+{
+	static struct twheel_arm a[BATCH];
+	static struct twheel_event ev[BATCH];
+	static __s32 status[BATCH];
+	__s64 *fire = xcalloc(n, sizeof(*fire)), *user = xcalloc(n, sizeof(*user));
+	unsigned int i, j, count, got = 0, early = 0;
+	__u64 start, now;
+	struct twl tw;
+	long r;
+
+	if (tw_open(&tw))
+		goto out_free;
+	if (twl_ring_setup(&tw, 65536))
+		die("twheel ring setup");
+	start = now_ns() + NSEC_PER_SEC + n * 10000ULL;
+	for (i = 0; i < n; i += count) {
+		count = n - i < BATCH ? n - i : BATCH;
+		for (j = 0; j < count; j++)
+			a[j] = twl_arm_entry(i + j, 0,
+					     start + rnd_delay(0, FLOOD_SPAN_NS),
+					     0, 0, TWHEEL_ARM_ABS);
+		if (twl_arm_batch(&tw, a, count, status) != count)
+			die("twheel arm");
+	}
+	if (now_ns() >= start)
+		fprintf(stderr, "ubench: keyed: arming took past the first deadline\n");
+	while (got < n) {
+		r = twl_ring_reap(&tw, ev, BATCH);
+		if (!r) {
+			if (twl_wait(&tw, 60 * 1000) != 1)
+				break;
+			continue;
+		}
+		now = now_ns();
+		for (j = 0; j < r; j++, got++) {
+			fire[got] = ev[j].fire_ns - ev[j].deadline_ns;
+			user[got] = now - ev[j].deadline_ns;
+			early += fire[got] < 0;
+		}
+	}
+	jbegin("ukeyed");
+	jstr("fac", "twheel_ring");
+	jint("n", n);
+	jint("span_ns", FLOOD_SPAN_NS);
+	jint("got", got);
+	jint("early", early);
+	jpct("", fire, got);
+	jpct("user_", user, got);
+	jend();
+	twl_close(&tw);
+	settle();
+out_free:
+	free(user);
+	free(fire);
+}
+
 /* ---- io_uring timeouts ---- */
 
 #ifdef HAVE_LIBURING
@@ -749,24 +875,44 @@ static void deliver_one(unsigned int which, unsigned int n)
 	}
 }
 
+/* The heavy runs of a round: -b's delivery without epoll, then -k's. */
+static void heavy_round(unsigned int big, unsigned int keyed)
+{
+	unsigned int f;
+
+	for (f = 0; big && f < DELIVER_RUNS - 1; f++)
+		deliver_one(1 + (cur_round + f) % (DELIVER_RUNS - 1), big);
+	if (keyed)
+		keyed_flood(keyed);
+}
+
 int main(int argc, char **argv)
 {
-	unsigned int ns[MAX_N] = { 10000, 100000 }, max = 0, f;
+	unsigned int ns[MAX_N] = { 10000, 100000 }, max, tw_max, f;
+	unsigned int big = 1000000, keyed = 1000000;
 	int count = 2, opt, i;
 
-	while ((opt = getopt(argc, argv, "n:p:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:p:r:b:k:R:")) != -1) {
 		if (opt == 'n')
 			count = parse_list(optarg, ns);
 		else if (opt == 'p')
 			posix_cap_s = atoi(optarg);
 		else if (opt == 'r' && atoi(optarg) > 0)
 			rounds = atoi(optarg);
+		else if (opt == 'b')
+			big = atoi(optarg);
+		else if (opt == 'k')
+			keyed = atoi(optarg);
+		else if (opt == 'R')
+			heavy_rounds = atoi(optarg);
 		else
 			return fputs(USAGE, stderr), 2;
 	}
+	max = 0;
 	for (i = 0; i < count; i++)
 		max = ns[i] > max ? ns[i] : max;
-	raise_limits(max);
+	tw_max = max > big ? max : big;
+	raise_limits(max, tw_max > keyed ? tw_max : keyed);
 	env();
 	for (i = 0; i < count; i++) {
 		for (cur_round = 0; cur_round < rounds; cur_round++) {
@@ -777,5 +923,7 @@ int main(int argc, char **argv)
 					    ns[i]);
 		}
 	}
+	for (cur_round = 0; cur_round < heavy_rounds; cur_round++)
+		heavy_round(big, keyed);
 	return 0;
 }
