@@ -189,6 +189,10 @@ def f_bytes(v):
     return '-' if v is None else f'{v:,.0f} B'
 
 
+def f_count(v):
+    return '-' if v is None else f'{v:,.0f}'
+
+
 def f_n(n):
     for div, suf in ((1000000, 'M'), (1000, 'k')):
         if n >= div and n % div == 0:
@@ -507,6 +511,11 @@ def add_keyed(t, res, tick):
                  {'twheel': spread(f_time, tw), 'hrtimer': spread(f_time, hr)},
                  f'<= hrtimer p99 + 2 ticks ({f_time(2 * tick) if tick else "-"})',
                  tw, ok)
+        late = res.stat('ukeyed', 'late_10_ticks', fac='twheel_ring', n=n)
+        start = res.stat('ukeyed', 'late_at_span_start', fac='twheel_ring', n=n)
+        t.row(f'{f_n(n)} keyed timers over 10 s: events over 10 ticks late / '
+              'of them due in the first 1/16 of a level-2 slot (cascade wait)',
+              {'twheel': f'{spread(f_count, late)} / {spread(f_count, start)}'})
         early = sum(res.by_round('ukeyed', lambda r: r.get('early') or 0,
                                  fac='twheel_ring', n=n).values())
         t.target(f'{f_n(n)} keyed timers over 10 s via /dev/twheel ring: early events',

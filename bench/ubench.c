@@ -604,7 +604,10 @@ static void jpct(const char *prefix, __s64 *v, unsigned int n)
  * events are reaped from the ring. Lateness is the event's fire_ns minus
  * its deadline_ns (what twheel_bench's "flood" range measures for the
  * kernel's facilities under the same load) and, as a user sees it, the
- * time of the reap minus the deadline.
+ * time of the reap minus the deadline. Of the events over 10 ticks late,
+ * it counts those due in the first 1/16 of a level-2 slot's span (4096
+ * ticks): the ones that wait for the cascade of their slot. (Deadlines
+ * are taken as host times: ubench runs in the initial time namespace.)
  */
 static void keyed_flood(unsigned int n)
 {
@@ -612,8 +615,8 @@ static void keyed_flood(unsigned int n)
 	static struct twheel_event ev[BATCH];
 	static __s32 status[BATCH];
 	__s64 *fire = xcalloc(n, sizeof(*fire)), *user = xcalloc(n, sizeof(*user));
-	unsigned int i, j, count, got = 0, early = 0;
-	__u64 start, now;
+	unsigned int i, j, count, got = 0, early = 0, late = 0, at_start = 0;
+	__u64 start, now, tick;
 	struct twl tw;
 	long r;
 
@@ -621,6 +624,7 @@ static void keyed_flood(unsigned int n)
 		goto out_free;
 	if (twl_ring_setup(&tw, 65536))
 		die("twheel ring setup");
+	tick = tw.version.tick_ns;
 	start = now_ns() + NSEC_PER_SEC + n * 10000ULL;
 	for (i = 0; i < n; i += count) {
 		count = n - i < BATCH ? n - i : BATCH;
@@ -645,6 +649,11 @@ static void keyed_flood(unsigned int n)
 			fire[got] = ev[j].fire_ns - ev[j].deadline_ns;
 			user[got] = now - ev[j].deadline_ns;
 			early += fire[got] < 0;
+			if (fire[got] <= (__s64)(10 * tick))
+				continue;
+			late++;
+			at_start += (ev[j].deadline_ns + tick - 1) / tick %
+				    4096 < 256;
 		}
 	}
 	jbegin("ukeyed");
@@ -653,6 +662,8 @@ static void keyed_flood(unsigned int n)
 	jint("span_ns", FLOOD_SPAN_NS);
 	jint("got", got);
 	jint("early", early);
+	jint("late_10_ticks", late);
+	jint("late_at_span_start", at_start);
 	jpct("", fire, got);
 	jpct("user_", user, got);
 	jend();
