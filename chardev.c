@@ -90,6 +90,7 @@
 #include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/hashtable.h>
+#include <linux/irq_work.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -97,6 +98,7 @@
 #include <linux/overflow.h>
 #include <linux/pagemap.h>
 #include <linux/poll.h>
+#include <linux/pvclock_gtod.h>
 #include <linux/random.h>
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
@@ -104,9 +106,11 @@
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/time_namespace.h>
+#include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include <uapi/linux/twheel.h>
 
@@ -157,13 +161,26 @@ MODULE_PARM_DESC(max_user_timers, "Maximum timers per user over all files (defau
 #define TWD_LAST		BIT(0)	/* the queued event is the last fire */
 #define TWD_MODIFIED		BIT(1)	/* moved by MODIFY since it was armed */
 #define TWD_DONE		BIT(2)	/* last event in the ring; on ctx->done */
+#define TWD_BOOTTIME		BIT(3)	/* the timer's clock: CLOCK_BOOTTIME */
+#define TWD_REALTIME		BIT(4)	/* the timer's clock: CLOCK_REALTIME */
+#define TWD_CANCEL_ON_SET	BIT(5)	/* cancel it when its clock is set */
+#define TWD_CANCELED		BIT(6)	/* the last event is a cancel */
+
+/* The clock bits: neither for CLOCK_MONOTONIC. */
+#define TWD_CLOCKS		(TWD_BOOTTIME | TWD_REALTIME)
+
+/* The arm flags of a timer's clock. */
+#define TWD_ARM_CLOCKS		(TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_REALTIME)
+
+/* Timers whose clock was set, re-filed or cancelled per cond_resched(). */
+#define TWD_CLOCK_CHUNK		64
 
 /* The features of TWHEEL_API 1. */
 #define TWD_FEATURES	(TWHEEL_FEATURE_ABS | TWHEEL_FEATURE_PERIODIC |	\
 			 TWHEEL_FEATURE_REPLACE | TWHEEL_FEATURE_BATCH |	\
 			 TWHEEL_FEATURE_MODIFY | TWHEEL_FEATURE_EVENT_SIZE |	\
 			 TWHEEL_FEATURE_TIMENS | TWHEEL_FEATURE_BATCH_PROGRESS |\
-			 TWHEEL_FEATURE_RING)
+			 TWHEEL_FEATURE_RING | TWHEEL_FEATURE_CLOCKS)
 
 /**
  * struct twd_user - the timers of one user, over all their files
@@ -181,6 +198,26 @@ struct twd_user {
 
 static DEFINE_HASHTABLE(twd_users, 6);
 static DEFINE_MUTEX(twd_users_lock);
+
+/**
+ * struct twd_tns - the time namespace offsets of a process
+ * @mono:	its CLOCK_MONOTONIC minus the host's, in ns
+ * @boot:	its CLOCK_BOOTTIME minus the host's
+ *
+ * CLOCK_REALTIME has no namespace offset.
+ */
+struct twd_tns {
+	s64	mono;
+	s64	boot;
+};
+
+/*
+ * Files with timers of CLOCK_BOOTTIME or CLOCK_REALTIME, which
+ * twd_clock_work_fn() visits when a clock was set; see "Clocks".
+ */
+static LIST_HEAD(twd_clock_files);
+static DEFINE_MUTEX(twd_clock_lock);
+static DECLARE_WAIT_QUEUE_HEAD(twd_clock_wait);
 
 /**
  * struct twd_ring_hdr - the head of the event ring, as the process maps it
@@ -219,7 +256,7 @@ struct twd_ring_hdr {
  * @tail:	the kernel's tail, the only one it trusts
  * @mask:	slots - 1
  * @esize:	size of a record
- * @tns:	time namespace offset of the process that set the ring up
+ * @tns:	time namespace offsets of the process that set the ring up
  * @overflow:	events that found the ring full
  * @flagged:	TWHEEL_RING_OVERFLOW is set in @hdr
  *
@@ -234,7 +271,7 @@ struct twd_ring {
 	u32			tail;
 	u32			mask;
 	u32			esize;
-	s64			tns;
+	struct twd_tns		tns;
 	u64			overflow;
 	bool			flagged;
 };
@@ -260,6 +297,10 @@ struct twd_ring {
  * @fired:	callbacks run, under the event lock
  * @overruns:	deadlines folded into events, under the event lock
  * @delivered:	events read, under the event lock
+ * @clock_node:	in twd_clock_files once a timer of CLOCK_BOOTTIME or
+ *		CLOCK_REALTIME was armed, under twd_clock_lock
+ * @clock_pinned: twd_clock_work_fn() works on the file, under
+ *		twd_clock_lock: release waits for it to end
  */
 struct twd_ctx {
 	struct mutex		mutex;	/* see "Locking" above */
@@ -280,6 +321,8 @@ struct twd_ctx {
 	u64			fired;
 	u64			overruns;
 	u64			delivered;
+	struct list_head	clock_node;
+	bool			clock_pinned;
 };
 
 /**
@@ -291,14 +334,20 @@ struct twd_ctx {
  * @ctx:	the file
  * @key:	the user's key, under ctx->mutex
  * @data:	the user's data, under ctx->mutex
- * @period:	the period in ns, 0 for one-shot, under ctx->mutex
- * @deadline:	the deadline of the last fire, under the event lock
- * @fired_at:	when the last fire ran, under the event lock
+ * @clock_off:	for a timer of CLOCK_BOOTTIME or CLOCK_REALTIME, that clock
+ *		minus CLOCK_MONOTONIC when the timer was filed: it is filed
+ *		on the wheel (which runs on CLOCK_MONOTONIC) at its deadline
+ *		minus @clock_off; 0 for CLOCK_MONOTONIC; under the event lock
+ * @deadline:	the deadline of the last fire, in the timer's clock (host
+ *		time), under the event lock
+ * @fired_at:	when the last fire ran (same clock), under the event lock
  * @overruns:	deadlines folded into the queued event, under the event lock
- * @flags:	TWD_*, under the event lock
+ * @flags:	TWD_*, under the event lock; the clock bits change only
+ *		under ctx->mutex too
  *
- * 144 bytes on 64-bit: this is the memory a timer costs, besides its hash
- * bucket. Keep it that way.
+ * The period lives in @wt only: twheel_period(). 144 bytes on 64-bit:
+ * this is the memory a timer costs, besides its hash bucket. Keep it that
+ * way.
  */
 struct twd_timer {
 	struct twheel_timer	wt;
@@ -307,7 +356,7 @@ struct twd_timer {
 	struct twd_ctx		*ctx;
 	u64			key;
 	u64			data;
-	u64			period;
+	s64			clock_off;
 	u64			deadline;
 	u64			fired_at;
 	u32			overruns;
@@ -451,22 +500,69 @@ static void twd_hash_remove(struct twd_ctx *ctx, struct twd_timer *t)
 		twd_hash_resize(ctx, ctx->hash_bits - 1);
 }
 
-/* ---- time namespaces ---- */
+/* ---- time namespaces and clocks ---- */
 
 /*
- * CLOCK_MONOTONIC of current's time namespace minus the host's, in ns.
+ * The offsets of current's time namespace from the host's clocks, in ns.
  * timerfd converts with timens_ktime_to_host(), which a module cannot
  * call: it is inline but uses init_time_ns and do_timens_ktime_to_host(),
- * neither exported (v6.1). timens_add_monotonic(), inline too, reads the
- * same offsets through current->nsproxy and nothing else; without
- * CONFIG_TIME_NS it adds nothing.
+ * neither exported (v6.1). timens_add_monotonic() and
+ * timens_add_boottime(), inline too, read the same offsets through
+ * current->nsproxy and nothing else; without CONFIG_TIME_NS they add
+ * nothing.
  */
-static s64 twd_timens_offset(void)
+static void twd_timens_offsets(struct twd_tns *tns)
 {
 	struct timespec64 ts = { 0, 0 };
 
 	timens_add_monotonic(&ts);
-	return timespec64_to_ns(&ts);
+	tns->mono = timespec64_to_ns(&ts);
+	ts = (struct timespec64){ 0, 0 };
+	timens_add_boottime(&ts);
+	tns->boot = timespec64_to_ns(&ts);
+}
+
+/* The namespace offset of the clock given by the TWD_CLOCKS of @flags. */
+static s64 twd_tns_of(const struct twd_tns *tns, u32 flags)
+{
+	if (flags & TWD_REALTIME)
+		return 0;
+	return flags & TWD_BOOTTIME ? tns->boot : tns->mono;
+}
+
+/*
+ * The clock given by the TWD_CLOCKS of @flags minus CLOCK_MONOTONIC, now:
+ * the host's offset of CLOCK_BOOTTIME or CLOCK_REALTIME, 0 for
+ * CLOCK_MONOTONIC. It changes only when the clock is set (a resume adds
+ * the time slept to CLOCK_BOOTTIME), not as the clocks run.
+ */
+static s64 twd_clock_offset(u32 flags)
+{
+	if (flags & TWD_REALTIME)
+		return ktime_to_ns(ktime_mono_to_any(0, TK_OFFS_REAL));
+	if (flags & TWD_BOOTTIME)
+		return ktime_to_ns(ktime_mono_to_any(0, TK_OFFS_BOOT));
+	return 0;
+}
+
+/*
+ * A time of a clock @off ns ahead of CLOCK_MONOTONIC as the other one, in
+ * [0, KTIME_MAX]: @t is at most KTIME_MAX, and a clock may have been set
+ * anywhere, so either way may leave the range.
+ */
+static u64 twd_clock_sub(u64 t, s64 off)
+{
+	s64 r;
+
+	/* t >= 0: only a negative @off can overflow, upwards. */
+	if (check_sub_overflow((s64)t, off, &r))
+		return KTIME_MAX;
+	return max_t(s64, r, 0);
+}
+
+static u64 twd_clock_add(u64 t, s64 off)
+{
+	return twd_clock_sub(t, off == S64_MIN ? S64_MAX : -off);
 }
 
 /*
@@ -515,9 +611,27 @@ static bool twd_last_fire(struct twd_timer *t)
 {
 	lockdep_assert_held(&t->ctx->wqh.lock);
 
-	if (!t->period && !(t->flags & TWD_MODIFIED))
+	if (!twheel_period(&t->wt) && !(t->flags & TWD_MODIFIED))
 		return true;
 	return !twd_pending(&t->wt);
+}
+
+/*
+ * Fill @ev with the event of @t, its times as the namespace @tns sees
+ * them. Under the event lock.
+ */
+static void twd_event_fill(struct twheel_event *ev, struct twd_timer *t,
+			   const struct twd_tns *tns)
+{
+	s64 off = twd_tns_of(tns, t->flags);
+
+	ev->key = t->key;
+	ev->data = t->data;
+	ev->deadline_ns = twd_time_from_host(t->deadline, off);
+	ev->fire_ns = twd_time_from_host(t->fired_at, off);
+	ev->overruns = t->overruns;
+	ev->flags = (t->flags & TWD_LAST ? TWHEEL_EVENT_LAST : 0) |
+		    (t->flags & TWD_CANCELED ? TWHEEL_EVENT_CANCELED : 0);
 }
 
 /* ---- the event ring ---- */
@@ -558,12 +672,7 @@ static void twd_ring_put(struct twd_ctx *ctx, struct twd_timer *t)
 
 	ev = (void *)ring->hdr + TWD_RING_EVENTS +
 	     (size_t)(ring->tail & ring->mask) * ring->esize;
-	ev->key = t->key;
-	ev->data = t->data;
-	ev->deadline_ns = twd_time_from_host(t->deadline, ring->tns);
-	ev->fire_ns = twd_time_from_host(t->fired_at, ring->tns);
-	ev->overruns = t->overruns;
-	ev->flags = t->flags & TWD_LAST ? TWHEEL_EVENT_LAST : 0;
+	twd_event_fill(ev, t, &ring->tns);
 	/* Bytes of a larger record beyond ours stay as allocated: zero. */
 	ring->tail++;
 	ctx->delivered++;
@@ -675,6 +784,86 @@ static unsigned int twd_ring_fill_all(struct twd_ctx *ctx)
 }
 
 /*
+ * Publish the events queued on @ctx's ring, and wake its readers. Under the
+ * event lock, after queueing events.
+ */
+static void twd_wake_locked(struct twd_ctx *ctx)
+{
+	lockdep_assert_held(&ctx->wqh.lock);
+
+	if (ctx->ring)
+		twd_ring_publish(ctx->ring);
+	/* Exact: waiters are added under the lock we hold. */
+	if (waitqueue_active(&ctx->wqh))
+		wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+}
+
+/*
+ * Cancel @t, a CANCEL_ON_SET timer that is not pending any more, because
+ * its clock was set: its last event says so. An event that waits becomes
+ * the last one, keeping its deadline and overruns; else the event has the
+ * pending deadline @deadline and the time of the cancel @now, both of the
+ * timer's clock. Returns true if a reader should be woken.
+ */
+static bool twd_cancel_on_set(struct twd_ctx *ctx, struct twd_timer *t,
+			      u64 deadline, u64 now)
+{
+	lockdep_assert_held(&ctx->wqh.lock);
+
+	t->flags |= TWD_LAST | TWD_CANCELED;
+	if (!list_empty(&t->ready))
+		return false;
+	t->deadline = deadline;
+	t->fired_at = now;
+	t->overruns = 0;
+	twd_queue(ctx, t);
+	return true;
+}
+
+/*
+ * A fire of @t, whose clock was set after the timer was filed (@off is the
+ * clock's offset now, t->clock_off the one it was filed with), before
+ * twd_clock_work_fn() came to it. A CANCEL_ON_SET timer is cancelled. Any
+ * other fires if its clock has reached the deadline (returns false: the
+ * caller delivers the fire); else it is filed again for the deadline, with
+ * the count it had: a clock set back never makes a timer fire early.
+ * Returns true if the fire was taken care of, with *@wake set if a reader
+ * should be woken.
+ */
+static bool twd_fire_clock_set(struct twd_ctx *ctx, struct twd_timer *t,
+			       u64 now, s64 off, bool *wake)
+{
+	struct twheel_timer *wt = &t->wt;
+	u64 period = twheel_period(wt);
+	u32 overruns = twheel_overruns(wt), left;
+	/* The first deadline this fire stands for, then in the clock. */
+	u64 first = twheel_fired_deadline(wt) - (u64)overruns * period;
+	u64 deadline = twd_clock_add(first, t->clock_off);
+
+	lockdep_assert_held(&ctx->wqh.lock);
+
+	*wake = false;
+	if (t->flags & TWD_CANCEL_ON_SET) {
+		/* Stops a periodic timer's next fire, pending meanwhile. */
+		twheel_cancel(wt);
+		*wake = twd_cancel_on_set(ctx, t, deadline,
+					  twd_clock_add(now, off));
+		return true;
+	}
+	if (twd_clock_add(now, off) >=
+	    twd_clock_add(twheel_fired_deadline(wt), t->clock_off))
+		return false;
+	/* Give back the deadlines this fire used up, as armed. */
+	left = twheel_fires_left(wt);
+	if (period && left != TWHEEL_FOREVER)
+		twheel_set_period(wt, period, left + overruns + 1);
+	t->clock_off = off;
+	/* Replaces the periodic re-arm of this fire; cannot fail. */
+	twheel_mod(wt, twd_clock_sub(deadline, off), TWHEEL_ABS);
+	return true;
+}
+
+/*
  * One fire of @t, under its file's event lock: queue the timer's event
  * (into the ring if the file has one with room), or fold this fire into
  * the event already queued. Returns true if a reader should be woken.
@@ -684,10 +873,18 @@ static bool twd_fire_locked(struct twd_ctx *ctx, struct twd_timer *t, u64 now)
 	struct twheel_timer *wt = &t->wt;
 	/* twheel counts a periodic timer's deadlines, overruns included. */
 	u32 overruns = twheel_overruns(wt);
-	bool queued;
+	bool queued, wake;
+	s64 off = 0;
 
 	lockdep_assert_held(&ctx->wqh.lock);
 
+	/* A clock set since the timer was filed: see "Clocks". */
+	if (unlikely(t->flags & TWD_CLOCKS)) {
+		off = twd_clock_offset(t->flags);
+		if (off != t->clock_off &&
+		    twd_fire_clock_set(ctx, t, now, off, &wake))
+			return wake;
+	}
 	ctx->fired++;
 	queued = !list_empty(&t->ready);
 	if (!queued) {
@@ -698,8 +895,8 @@ static bool twd_fire_locked(struct twd_ctx *ctx, struct twd_timer *t, u64 now)
 		t->overruns = min_t(u64, (u64)t->overruns + overruns, U32_MAX);
 	}
 	ctx->overruns += overruns;
-	t->deadline = twheel_fired_deadline(wt);
-	t->fired_at = now;
+	t->deadline = twd_clock_add(twheel_fired_deadline(wt), t->clock_off);
+	t->fired_at = twd_clock_add(now, off);
 	if (twd_last_fire(t))
 		t->flags |= TWD_LAST;
 	if (queued)
@@ -729,11 +926,8 @@ static unsigned int twd_fire_run(struct twheel_timer **wts, unsigned int i,
 		wake |= twd_fire_locked(ctx, t, now);
 	}
 	/* The run's events in the ring, at once. */
-	if (wake && ctx->ring)
-		twd_ring_publish(ctx->ring);
-	/* Exact: waiters are added under the lock we hold. */
-	if (wake && waitqueue_active(&ctx->wqh))
-		wake_up_locked_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
+	if (wake)
+		twd_wake_locked(ctx);
 	spin_unlock(&ctx->wqh.lock);
 	return i;
 }
@@ -775,10 +969,9 @@ static void twd_timer_setup(struct twd_timer *t, const struct twheel_arm *arm)
 {
 	t->data = arm->data;
 	/* A new timer is one-shot: spare the common case a wheel lock. */
-	if (arm->period_ns || t->period)
+	if (arm->period_ns || twheel_period(&t->wt))
 		twheel_set_period(&t->wt, arm->period_ns,
 				  arm->count ? arm->count : TWHEEL_FOREVER);
-	t->period = arm->period_ns;
 }
 
 static void twd_timer_free(struct twd_ctx *ctx, struct twd_timer *t)
@@ -854,18 +1047,57 @@ static void twd_lock(struct twd_ctx *ctx)
 
 /* ---- ioctl argument checks ---- */
 
-/*
- * The absolute deadline, in host time, of @expiry: relative to @now (host
- * time) unless @abs, then a time of the namespace @tns ns ahead.
+/**
+ * struct twd_now - the time an ioctl arms or moves timers at
+ * @mono:	CLOCK_MONOTONIC, host time
+ * @tns:	the caller's time namespace offsets
  */
-static int twd_deadline(u64 expiry, bool abs, u64 now, s64 tns, u64 *deadline)
+struct twd_now {
+	u64		mono;
+	struct twd_tns	tns;
+};
+
+static void twd_now(struct twd_now *tn)
 {
-	if (!abs && check_add_overflow(now, expiry, &expiry))
+	tn->mono = ktime_get_ns();
+	twd_timens_offsets(&tn->tns);
+}
+
+/* The TWD_* bits of a timer armed with the TWHEEL_ARM_* @flags. */
+static u32 twd_clock_flags(u32 flags)
+{
+	return (flags & TWHEEL_ARM_BOOTTIME ? TWD_BOOTTIME : 0) |
+	       (flags & TWHEEL_ARM_REALTIME ? TWD_REALTIME : 0) |
+	       (flags & TWHEEL_ARM_CANCEL_ON_SET ? TWD_CANCEL_ON_SET : 0);
+}
+
+/* One clock at most; cancel-on-set for absolute wall-clock deadlines. */
+static int twd_check_clock(u32 flags)
+{
+	if ((flags & TWD_ARM_CLOCKS) == TWD_ARM_CLOCKS)
+		return -EINVAL;
+	if ((flags & TWHEEL_ARM_CANCEL_ON_SET) &&
+	    (!(flags & TWHEEL_ARM_REALTIME) || !(flags & TWHEEL_ARM_ABS)))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * The absolute deadline, in host time of the clock the TWD_CLOCKS of
+ * @tflags name, of @expiry: relative to now (@tn; that clock is @off ns
+ * ahead of CLOCK_MONOTONIC) unless @abs, then a time of the caller's
+ * namespace.
+ */
+static int twd_deadline(u64 expiry, bool abs, u32 tflags,
+			const struct twd_now *tn, s64 off, u64 *deadline)
+{
+	if (!abs && check_add_overflow(twd_clock_add(tn->mono, off), expiry,
+				       &expiry))
 		return -ERANGE;
 	if (expiry > KTIME_MAX)
 		return -ERANGE;
 	if (abs)
-		expiry = twd_time_to_host(expiry, tns);
+		expiry = twd_time_to_host(expiry, twd_tns_of(&tn->tns, tflags));
 	if (expiry > KTIME_MAX)
 		return -ERANGE;
 	*deadline = expiry;
@@ -880,26 +1112,38 @@ static int twd_check_period(u64 period, u32 count)
 	return period < twheel_tick_ns() ? -EINVAL : 0;
 }
 
-static int twd_check_arm(const struct twheel_arm *arm, u64 now, s64 tns,
-			 u64 *deadline)
+static int twd_check_arm(const struct twheel_arm *arm)
 {
-	int ret;
-
-	if (arm->flags & ~(TWHEEL_ARM_ABS | TWHEEL_ARM_REPLACE))
+	if (arm->flags & ~(TWHEEL_ARM_ABS | TWHEEL_ARM_REPLACE |
+			   TWD_ARM_CLOCKS | TWHEEL_ARM_CANCEL_ON_SET))
 		return -EINVAL;
 	if (arm->__reserved)
 		return -EINVAL;
-	ret = twd_check_period(arm->period_ns, arm->count);
-	if (ret)
-		return ret;
-	return twd_deadline(arm->expiry_ns, arm->flags & TWHEEL_ARM_ABS, now,
-			    tns, deadline);
+	return twd_check_clock(arm->flags) ?:
+	       twd_check_period(arm->period_ns, arm->count);
+}
+
+/*
+ * @ctx gets a timer of CLOCK_BOOTTIME or CLOCK_REALTIME: put it on
+ * twd_clock_files, before the clock's offset is read for the timer, so
+ * that a set of the clock after the read has its work visit the file.
+ */
+static void twd_clock_file_add(struct twd_ctx *ctx)
+{
+	lockdep_assert_held(&ctx->mutex);
+
+	/* Only here, under ctx->mutex, and at release, does it change. */
+	if (!list_empty(&ctx->clock_node))
+		return;
+	mutex_lock(&twd_clock_lock);
+	list_add_tail(&ctx->clock_node, &twd_clock_files);
+	mutex_unlock(&twd_clock_lock);
 }
 
 /* ---- ioctl operations, called with ctx->mutex held ---- */
 
 static int twd_arm_new(struct twd_ctx *ctx, const struct twheel_arm *arm,
-		       u64 deadline)
+		       u64 deadline, s64 off)
 {
 	struct twd_timer *t;
 	int ret;
@@ -919,14 +1163,14 @@ static int twd_arm_new(struct twd_ctx *ctx, const struct twheel_arm *arm,
 	INIT_LIST_HEAD(&t->ready);
 	t->ctx = ctx;
 	t->key = arm->key;
+	t->clock_off = off;
 	t->deadline = deadline;
 	t->fired_at = 0;
 	t->overruns = 0;
-	t->flags = 0;
-	t->period = 0;
+	t->flags = twd_clock_flags(arm->flags);
 	twd_timer_setup(t, arm);
 	twd_hash_insert(ctx, t);
-	ret = twheel_add(&t->wt, deadline, TWHEEL_ABS);
+	ret = twheel_add(&t->wt, twd_clock_sub(deadline, off), TWHEEL_ABS);
 	/* Cannot fail: a new timer and a deadline checked to be in range. */
 	if (WARN_ON_ONCE(ret))
 		goto out_unhash;
@@ -943,7 +1187,7 @@ out_uncharge:
 
 /* Replace @t: cancel it, discard its event, arm it as @arm says. */
 static int twd_arm_replace(struct twd_ctx *ctx, struct twd_timer *t,
-			   const struct twheel_arm *arm, u64 deadline)
+			   const struct twheel_arm *arm, u64 deadline, s64 off)
 {
 	int ret;
 
@@ -952,35 +1196,46 @@ static int twd_arm_replace(struct twd_ctx *ctx, struct twd_timer *t,
 	twheel_cancel_sync(&t->wt);
 	spin_lock_irq(&ctx->wqh.lock);
 	twd_unqueue(ctx, t);
-	t->flags = 0;
+	t->flags = twd_clock_flags(arm->flags);
 	t->overruns = 0;
+	t->clock_off = off;
 	t->deadline = deadline;
 	spin_unlock_irq(&ctx->wqh.lock);
 	twd_timer_setup(t, arm);
-	ret = twheel_add(&t->wt, deadline, TWHEEL_ABS);
+	ret = twheel_add(&t->wt, twd_clock_sub(deadline, off), TWHEEL_ABS);
 	WARN_ON_ONCE(ret);
 	ctx->armed++;
 	return ret;
 }
 
-static int twd_arm(struct twd_ctx *ctx, const struct twheel_arm *arm, u64 now,
-		   s64 tns)
+static int twd_arm(struct twd_ctx *ctx, const struct twheel_arm *arm,
+		   const struct twd_now *tn)
 {
+	u32 tflags = twd_clock_flags(arm->flags);
 	struct twd_timer *t;
 	u64 deadline;
+	s64 off = 0;
 	int ret;
 
 	lockdep_assert_held(&ctx->mutex);
 
-	ret = twd_check_arm(arm, now, tns, &deadline);
+	ret = twd_check_arm(arm);
+	if (ret)
+		return ret;
+	if (tflags & TWD_CLOCKS) {
+		twd_clock_file_add(ctx);
+		off = twd_clock_offset(tflags);
+	}
+	ret = twd_deadline(arm->expiry_ns, arm->flags & TWHEEL_ARM_ABS, tflags,
+			   tn, off, &deadline);
 	if (ret)
 		return ret;
 	t = twd_lookup(ctx, arm->key);
 	if (!t)
-		return twd_arm_new(ctx, arm, deadline);
+		return twd_arm_new(ctx, arm, deadline, off);
 	if (!(arm->flags & TWHEEL_ARM_REPLACE))
 		return -EEXIST;
-	return twd_arm_replace(ctx, t, arm, deadline);
+	return twd_arm_replace(ctx, t, arm, deadline, off);
 }
 
 static int twd_cancel(struct twd_ctx *ctx, u64 key)
@@ -1039,6 +1294,17 @@ static int twd_modify(struct twd_ctx *ctx, const struct twheel_modify *mod,
 	 * new deadline sees the timer's new period.
 	 */
 	spin_lock_irq(&ctx->wqh.lock);
+	/* A timer keeps its clock, and MODIFY must name it. */
+	if ((t->flags & TWD_CLOCKS) !=
+	    (twd_clock_flags(mod->flags) & TWD_CLOCKS)) {
+		spin_unlock_irq(&ctx->wqh.lock);
+		return -EINVAL;
+	}
+	/*
+	 * Filed with the offset the timer has, stale or not: a set of the
+	 * clock since then is the clock work's to apply, to all alike.
+	 */
+	deadline = twd_clock_sub(deadline, t->clock_off);
 	if (mod->flags & TWHEEL_MODIFY_PERIOD)
 		ret = twheel_mod_pending_period(&t->wt, deadline, TWHEEL_ABS,
 						mod->period_ns, mod->count ?
@@ -1046,8 +1312,6 @@ static int twd_modify(struct twd_ctx *ctx, const struct twheel_modify *mod,
 	else
 		ret = twheel_mod_pending(&t->wt, deadline, TWHEEL_ABS);
 	if (ret > 0) {
-		if (mod->flags & TWHEEL_MODIFY_PERIOD)
-			t->period = mod->period_ns;
 		t->flags |= TWD_MODIFIED;
 		ret = 0;
 	} else if (!ret) {
@@ -1058,8 +1322,9 @@ static int twd_modify(struct twd_ctx *ctx, const struct twheel_modify *mod,
 }
 
 static void twd_query(struct twd_ctx *ctx, struct twd_timer *t,
-		      struct twheel_query *q, s64 tns)
+		      struct twheel_query *q, const struct twd_tns *tns)
 {
+	u64 period = twheel_period(&t->wt);
 	s64 remaining;
 	u32 left;
 
@@ -1073,18 +1338,178 @@ static void twd_query(struct twd_ctx *ctx, struct twd_timer *t,
 	if (remaining >= 0) {
 		q->state |= TWHEEL_STATE_PENDING;
 		q->remaining_ns = remaining;
-		q->deadline_ns = twheel_expires(&t->wt);
+		q->deadline_ns = twd_clock_add(twheel_expires(&t->wt),
+					       t->clock_off);
 		left = twheel_fires_left(&t->wt);
-		q->fires_left = t->period ? left : 1;
+		q->fires_left = period ? left : 1;
+	}
+	/* In the timer's clock, which may have been set since it was filed. */
+	if (remaining >= 0 && (t->flags & TWD_CLOCKS)) {
+		u64 now = twd_clock_add(ktime_get_ns(),
+					twd_clock_offset(t->flags));
+
+		q->remaining_ns = q->deadline_ns > now ? q->deadline_ns - now : 0;
 	}
 	if (!list_empty(&t->ready))
 		q->state |= TWHEEL_STATE_QUEUED;
 	if (t->flags & TWD_LAST)
 		q->state |= TWHEEL_STATE_DONE;
-	q->period_ns = t->period;
+	q->period_ns = period;
 	q->data = t->data;
 	q->overruns = list_empty(&t->ready) ? 0 : t->overruns;
-	q->deadline_ns = twd_time_from_host(q->deadline_ns, tns);
+	q->deadline_ns = twd_time_from_host(q->deadline_ns,
+					    twd_tns_of(tns, t->flags));
+}
+
+/* ---- clocks that are set ---- */
+
+/*
+ * @t's clock was set (or CLOCK_BOOTTIME took a suspend) after it was filed:
+ * cancel it if it is CANCEL_ON_SET, else file it again at its deadline's
+ * new CLOCK_MONOTONIC equivalent. Under ctx->mutex, so that no ioctl arms
+ * or moves it meanwhile.
+ *
+ * The timer is stopped first, waiting for a callback on its way: reading
+ * its deadline and filing it again under the event lock alone would race
+ * with a fire that twheel has taken off the wheel (and, for a periodic
+ * timer, filed for its next deadline) but whose callback waits for the
+ * lock. Once stopped, a timer that has not delivered its last fire is
+ * pending again at the deadline the wheel kept for it.
+ */
+static void twd_clock_set_timer(struct twd_ctx *ctx, struct twd_timer *t)
+{
+	bool wake = false;
+	u64 deadline;
+	s64 off;
+
+	lockdep_assert_held(&ctx->mutex);
+
+	spin_lock_irq(&ctx->wqh.lock);
+	off = twd_clock_offset(t->flags);
+	if (!(t->flags & TWD_CLOCKS) || (t->flags & TWD_LAST) ||
+	    off == t->clock_off) {
+		spin_unlock_irq(&ctx->wqh.lock);
+		return;
+	}
+	spin_unlock_irq(&ctx->wqh.lock);
+
+	twheel_cancel_sync(&t->wt);
+
+	spin_lock_irq(&ctx->wqh.lock);
+	/* Its last fire came meanwhile, or it was filed again by it. */
+	if (t->flags & TWD_LAST)
+		goto out_unlock;
+	deadline = twd_clock_add(twheel_expires(&t->wt), t->clock_off);
+	off = twd_clock_offset(t->flags);
+	if (t->flags & TWD_CANCEL_ON_SET) {
+		if (off != t->clock_off) {
+			wake = twd_cancel_on_set(ctx, t, deadline,
+						 twd_clock_add(ktime_get_ns(),
+							       off));
+			goto out_unlock;
+		}
+	} else {
+		t->clock_off = off;
+	}
+	/* Cannot fail: an idle timer and a deadline in range. */
+	WARN_ON_ONCE(twheel_add(&t->wt, twd_clock_sub(deadline, off),
+				TWHEEL_ABS));
+out_unlock:
+	if (wake)
+		twd_wake_locked(ctx);
+	spin_unlock_irq(&ctx->wqh.lock);
+}
+
+/* Apply a set of the clocks to every timer of @ctx. */
+static void twd_clock_set_file(struct twd_ctx *ctx)
+{
+	unsigned int i, n = 0;
+
+	mutex_lock(&ctx->mutex);
+	/* Neither the hash table nor its chains change under the mutex. */
+	for (i = 0; i < BIT(ctx->hash_bits); i++) {
+		struct twd_timer *t;
+
+		for (t = ctx->buckets[i]; t; t = t->hnext) {
+			twd_clock_set_timer(ctx, t);
+			if (!(++n % TWD_CLOCK_CHUNK))
+				cond_resched();
+		}
+	}
+	mutex_unlock(&ctx->mutex);
+}
+
+/*
+ * The work run when a clock was set: visit every file on twd_clock_files,
+ * each pinned (its release waits) while twd_clock_lock is dropped to take
+ * the file's mutex. A set while it runs queues it again.
+ */
+static void twd_clock_work_fn(struct work_struct *work)
+{
+	struct twd_ctx *ctx, *next;
+
+	mutex_lock(&twd_clock_lock);
+	ctx = list_first_entry_or_null(&twd_clock_files, struct twd_ctx,
+				       clock_node);
+	if (ctx)
+		ctx->clock_pinned = true;
+	while (ctx) {
+		mutex_unlock(&twd_clock_lock);
+		twd_clock_set_file(ctx);
+		mutex_lock(&twd_clock_lock);
+		/* Still on the list: pinned. */
+		next = list_is_last(&ctx->clock_node, &twd_clock_files) ? NULL :
+		       list_next_entry(ctx, clock_node);
+		if (next)
+			next->clock_pinned = true;
+		ctx->clock_pinned = false;
+		wake_up_all(&twd_clock_wait);
+		ctx = next;
+	}
+	mutex_unlock(&twd_clock_lock);
+}
+
+static DECLARE_WORK(twd_clock_work, twd_clock_work_fn);
+
+/* Out of the timekeeper's lock: queue the work. */
+static void twd_clock_irq_work_fn(struct irq_work *work)
+{
+	queue_work(system_unbound_wq, &twd_clock_work);
+}
+
+static DEFINE_IRQ_WORK(twd_clock_irq_work, twd_clock_irq_work_fn);
+
+/*
+ * Called on every timekeeping update, @was_set when a clock was set, under
+ * the timekeeper's lock and its seqcount's write side, interrupts off: a
+ * wakeup here could read the time and deadlock (KVM's notifier learned
+ * that), so an irq_work queues the work.
+ */
+static int twd_clock_notify(struct notifier_block *nb, unsigned long was_set,
+			    void *priv)
+{
+	if (was_set)
+		irq_work_queue(&twd_clock_irq_work);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block twd_clock_nb = {
+	.notifier_call = twd_clock_notify,
+};
+
+/* @ctx is closing: take it off twd_clock_files, once the work let it go. */
+static void twd_clock_file_del(struct twd_ctx *ctx)
+{
+	if (list_empty(&ctx->clock_node))
+		return;
+	mutex_lock(&twd_clock_lock);
+	while (ctx->clock_pinned) {
+		mutex_unlock(&twd_clock_lock);
+		wait_event(twd_clock_wait, !READ_ONCE(ctx->clock_pinned));
+		mutex_lock(&twd_clock_lock);
+	}
+	list_del_init(&ctx->clock_node);
+	mutex_unlock(&twd_clock_lock);
 }
 
 /* ---- ioctl() ---- */
@@ -1133,10 +1558,12 @@ static long twd_ioc_version(struct twd_ctx *ctx, union twd_ucmd *u)
 
 static long twd_ioc_arm(struct twd_ctx *ctx, union twd_ucmd *u)
 {
+	struct twd_now tn;
 	long ret;
 
+	twd_now(&tn);
 	twd_lock(ctx);
-	ret = twd_arm(ctx, &u->arm, ktime_get_ns(), twd_timens_offset());
+	ret = twd_arm(ctx, &u->arm, &tn);
 	mutex_unlock(&ctx->mutex);
 	return ret;
 }
@@ -1148,7 +1575,7 @@ static long twd_ioc_arm(struct twd_ctx *ctx, union twd_ucmd *u)
  * _IOW), and the caller may be wrong about where they end.
  */
 static int twd_arm_user(struct twd_ctx *ctx, const void __user *uarm,
-			u32 usize, u64 now, s64 tns)
+			u32 usize, const struct twd_now *tn)
 {
 	struct twheel_arm arm;
 	int ret;
@@ -1158,7 +1585,7 @@ static int twd_arm_user(struct twd_ctx *ctx, const void __user *uarm,
 		return ret;
 	if (arm.size != usize)
 		return -EINVAL;
-	return twd_arm(ctx, &arm, now, tns);
+	return twd_arm(ctx, &arm, tn);
 }
 
 /*
@@ -1203,11 +1630,10 @@ static long twd_ioc_arm_batch(struct twd_ctx *ctx, union twd_ucmd *u)
 	const struct twheel_arm_batch *b = &u->arm_batch;
 	const u8 __user *entries = u64_to_user_ptr(b->entries);
 	s32 __user *status = u64_to_user_ptr(b->status);
-	s64 tns = twd_timens_offset();
+	struct twd_now tn;
 	u32 done = 0, end;
 	long armed = 0;
 	int err = 0;
-	u64 now;
 
 	if (b->flags & ~TWHEEL_BATCH_PROGRESS)
 		return -EINVAL;
@@ -1216,7 +1642,7 @@ static long twd_ioc_arm_batch(struct twd_ctx *ctx, union twd_ucmd *u)
 	if (b->entry_size > PAGE_SIZE)
 		return -E2BIG;
 
-	now = ktime_get_ns();
+	twd_now(&tn);
 	twd_lock(ctx);
 	while (done < b->count && !err) {
 		end = done + min_t(u32, b->count - done, TWD_BATCH_CHUNK);
@@ -1224,7 +1650,7 @@ static long twd_ioc_arm_batch(struct twd_ctx *ctx, union twd_ucmd *u)
 		for (; !err && done < end; done++) {
 			int ret = twd_arm_user(ctx, entries + (size_t)done *
 					       b->entry_size, b->entry_size,
-					       now, tns);
+					       &tn);
 
 			if (!ret) {
 				armed++;
@@ -1292,10 +1718,13 @@ static long twd_ioc_cancel_batch(struct twd_ctx *ctx, union twd_ucmd *u)
 static long twd_ioc_modify(struct twd_ctx *ctx, union twd_ucmd *u)
 {
 	const struct twheel_modify *mod = &u->modify;
+	u32 tflags = twd_clock_flags(mod->flags);
+	struct twd_now tn;
 	u64 deadline;
 	long ret;
 
-	if (mod->flags & ~(TWHEEL_ARM_ABS | TWHEEL_MODIFY_PERIOD))
+	if (mod->flags & ~(TWHEEL_ARM_ABS | TWHEEL_MODIFY_PERIOD |
+			   TWD_ARM_CLOCKS))
 		return -EINVAL;
 	if (mod->__reserved)
 		return -EINVAL;
@@ -1305,8 +1734,13 @@ static long twd_ioc_modify(struct twd_ctx *ctx, union twd_ucmd *u)
 		ret = mod->period_ns || mod->count ? -EINVAL : 0;
 	if (ret)
 		return ret;
-	ret = twd_deadline(mod->expiry_ns, mod->flags & TWHEEL_ARM_ABS,
-			   ktime_get_ns(), twd_timens_offset(), &deadline);
+	ret = twd_check_clock(mod->flags);
+	if (ret)
+		return ret;
+	/* In the timer's clock: twd_modify() checks that it is this one. */
+	twd_now(&tn);
+	ret = twd_deadline(mod->expiry_ns, mod->flags & TWHEEL_ARM_ABS, tflags,
+			   &tn, twd_clock_offset(tflags), &deadline);
 	if (ret)
 		return ret;
 
@@ -1319,17 +1753,18 @@ static long twd_ioc_modify(struct twd_ctx *ctx, union twd_ucmd *u)
 static long twd_ioc_query(struct twd_ctx *ctx, union twd_ucmd *u)
 {
 	struct twheel_query *q = &u->query;
-	s64 tns = twd_timens_offset();
 	struct twd_timer *t;
+	struct twd_tns tns;
 	long ret = 0;
 
 	if (q->flags || q->__reserved)
 		return -EINVAL;
+	twd_timens_offsets(&tns);
 	twd_lock(ctx);
 	t = twd_lookup(ctx, q->key);
 	if (t) {
 		spin_lock_irq(&ctx->wqh.lock);
-		twd_query(ctx, t, q, tns);
+		twd_query(ctx, t, q, &tns);
 		spin_unlock_irq(&ctx->wqh.lock);
 	} else {
 		ret = -ENOENT;
@@ -1428,7 +1863,7 @@ static long twd_ioc_ring_setup(struct twd_ctx *ctx, union twd_ucmd *u)
 		mutex_unlock(&ctx->mutex);
 		return -ENOMEM;
 	}
-	ring->tns = twd_timens_offset();
+	twd_timens_offsets(&ring->tns);
 	spin_lock_irq(&ctx->wqh.lock);
 	/* Complete before seen: twd_mmap() reads it without our locks. */
 	smp_store_release(&ctx->ring, ring);
@@ -1572,9 +2007,12 @@ struct twd_chunk {
 	struct twd_timer	*timer[TWD_READ_CHUNK];
 };
 
-/* Take up to @max events off the ready list into @c. */
+/*
+ * Take up to @max events off the ready list into @c, their times as the
+ * namespace @tns sees them.
+ */
 static unsigned int twd_take(struct twd_ctx *ctx, struct twd_chunk *c,
-			     unsigned int max)
+			     unsigned int max, const struct twd_tns *tns)
 {
 	unsigned int n = 0;
 
@@ -1584,15 +2022,9 @@ static unsigned int twd_take(struct twd_ctx *ctx, struct twd_chunk *c,
 	while (n < max && !list_empty(&ctx->ready)) {
 		struct twd_timer *t = list_first_entry(&ctx->ready,
 						       struct twd_timer, ready);
-		struct twheel_event *ev = &c->ev[n];
 
 		list_del_init(&t->ready);
-		ev->key = t->key;
-		ev->data = t->data;
-		ev->deadline_ns = t->deadline;
-		ev->fire_ns = t->fired_at;
-		ev->overruns = t->overruns;
-		ev->flags = t->flags & TWD_LAST ? TWHEEL_EVENT_LAST : 0;
+		twd_event_fill(&c->ev[n], t, tns);
 		c->timer[n++] = t;
 	}
 	ctx->nqueued -= n;
@@ -1643,21 +2075,13 @@ static void twd_reap(struct twd_ctx *ctx, struct twd_chunk *c, unsigned int n)
 	twd_timers_free(ctx, c->timer, nfree);
 }
 
-/*
- * Copy @n events of @c to @buf as records of @esize bytes, their times
- * converted to the namespace @tns ns ahead of the host.
- */
+/* Copy @n events of @c to @buf as records of @esize bytes. */
 static int twd_copy_events(struct twd_chunk *c, unsigned int n,
-			   char __user *buf, size_t esize, s64 tns)
+			   char __user *buf, size_t esize)
 {
 	size_t ksize = sizeof(c->ev[0]);
 	unsigned int i;
 
-	for (i = 0; i < n; i++) {
-		c->ev[i].deadline_ns = twd_time_from_host(c->ev[i].deadline_ns,
-							  tns);
-		c->ev[i].fire_ns = twd_time_from_host(c->ev[i].fire_ns, tns);
-	}
 	if (esize == ksize)
 		return copy_to_user(buf, c->ev, n * ksize) ? -EFAULT : 0;
 	/* Records of another size: the caller's fields, zero beyond ours. */
@@ -1684,8 +2108,8 @@ static int twd_copy_events(struct twd_chunk *c, unsigned int n,
 static ssize_t twd_read_events(struct twd_ctx *ctx, char __user *buf,
 			       size_t count)
 {
-	s64 tns = twd_timens_offset();
 	size_t esize, max, len, left;
+	struct twd_tns tns;
 	struct twd_chunk *c;
 	ssize_t done = 0;
 	unsigned int n;
@@ -1693,6 +2117,7 @@ static ssize_t twd_read_events(struct twd_ctx *ctx, char __user *buf,
 
 	lockdep_assert_held(&ctx->mutex);
 
+	twd_timens_offsets(&tns);
 again:
 	/* Set up since twd_read() checked, or since the mutex was dropped. */
 	if (ctx->ring)
@@ -1709,11 +2134,11 @@ again:
 		ctx->chunk = c;
 	}
 	while (max) {
-		n = twd_take(ctx, c, min_t(size_t, max, TWD_READ_CHUNK));
+		n = twd_take(ctx, c, min_t(size_t, max, TWD_READ_CHUNK), &tns);
 		if (!n)
 			break;
 		pagefault_disable();
-		ret = twd_copy_events(c, n, buf + done, esize, tns);
+		ret = twd_copy_events(c, n, buf + done, esize);
 		pagefault_enable();
 		if (ret) {
 			twd_untake(ctx, c, n);
@@ -1850,6 +2275,7 @@ static int twd_open(struct inode *inode, struct file *file)
 	init_waitqueue_head(&ctx->wqh);
 	INIT_LIST_HEAD(&ctx->ready);
 	INIT_LIST_HEAD(&ctx->done);
+	INIT_LIST_HEAD(&ctx->clock_node);
 	get_random_bytes(&ctx->hash_key, sizeof(ctx->hash_key));
 	file->private_data = ctx;
 	return stream_open(inode, file);
@@ -1865,6 +2291,7 @@ static int twd_release(struct inode *inode, struct file *file)
 {
 	struct twd_ctx *ctx = file->private_data;
 
+	twd_clock_file_del(ctx);
 	mutex_lock(&ctx->mutex);
 	twd_cancel_all(ctx);
 	mutex_unlock(&ctx->mutex);
@@ -1938,6 +2365,14 @@ static struct miscdevice twd_misc = {
 	.mode	= 0666,
 };
 
+/* No more clock sets noticed: the notifier, its irq_work, the work. */
+static void twd_clock_stop(void)
+{
+	pvclock_gtod_unregister_notifier(&twd_clock_nb);
+	irq_work_sync(&twd_clock_irq_work);
+	cancel_work_sync(&twd_clock_work);
+}
+
 /* The default limits: see TWD_RAM_SHARE. */
 static void __init twd_default_limits(void)
 {
@@ -1980,13 +2415,18 @@ static int __init twd_init(void)
 	if (!twd_cache)
 		return -ENOMEM;
 	twd_default_limits();
-	ret = misc_register(&twd_misc);
+	ret = pvclock_gtod_register_notifier(&twd_clock_nb);
 	if (ret)
 		goto out_destroy_cache;
+	ret = misc_register(&twd_misc);
+	if (ret)
+		goto out_unregister_clock;
 	pr_info("/dev/%s: tick %llu ns, %u timers per file, %u per user\n",
 		twd_misc.name, twheel_tick_ns(), max_timers, max_user_timers);
 	return 0;
 
+out_unregister_clock:
+	twd_clock_stop();
 out_destroy_cache:
 	kmem_cache_destroy(twd_cache);
 	return ret;
@@ -1995,6 +2435,7 @@ out_destroy_cache:
 static void __exit twd_exit(void)
 {
 	misc_deregister(&twd_misc);
+	twd_clock_stop();
 	kmem_cache_destroy(twd_cache);
 }
 

@@ -228,6 +228,20 @@ static inline u32 twheel_fires_left(const struct twheel_timer *timer)
 }
 
 /**
+ * twheel_period - the period of a timer
+ * @timer: the timer
+ *
+ * As set by twheel_set_period() or twheel_mod_pending_period(); it stays
+ * after the last fire of a counted timer.
+ *
+ * Return: nanoseconds between deadlines, 0 for a one-shot timer.
+ */
+static inline u64 twheel_period(const struct twheel_timer *timer)
+{
+	return READ_ONCE(timer->period);
+}
+
+/**
  * twheel_expires - the deadline of a timer
  * @timer: the timer
  *

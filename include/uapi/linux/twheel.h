@@ -16,14 +16,25 @@
  * DOC: General ioctl format
  *
  * Each open of /dev/twheel is an independent set of timers, each named by a
- * 64-bit key chosen by the caller. Timers fire on CLOCK_MONOTONIC with the
- * wheel's tick resolution (never early; how late: see struct twheel_event)
- * and are reported by read() as struct twheel_event records.
+ * 64-bit key chosen by the caller. Timers fire with the wheel's tick
+ * resolution (never early in their clock; how late: see struct
+ * twheel_event) and are reported by read() as struct twheel_event records.
+ *
+ * Each timer has a clock, chosen when it is armed: CLOCK_MONOTONIC (the
+ * default), CLOCK_BOOTTIME (TWHEEL_ARM_BOOTTIME: counts suspend too) or
+ * CLOCK_REALTIME (TWHEEL_ARM_REALTIME: the wall clock; a relative deadline
+ * becomes an absolute one in that clock, so setting the clock moves it, as
+ * for clock_nanosleep() and timerfd). Its deadlines in and out, and its
+ * fire times, are times of that clock. A timer of CLOCK_REALTIME armed
+ * with TWHEEL_ARM_ABS | TWHEEL_ARM_CANCEL_ON_SET is cancelled when the
+ * clock is set, as timerfd's TFD_TIMER_CANCEL_ON_SET: see
+ * TWHEEL_EVENT_CANCELED.
  *
  * Absolute times, in (TWHEEL_ARM_ABS) and out (deadlines and fire times),
- * are CLOCK_MONOTONIC of the calling process's time namespace, converted as
- * timerfd converts them: an absolute deadline before the namespace's offset
- * is already expired, and a time out before the namespace's zero reads 0.
+ * of CLOCK_MONOTONIC and CLOCK_BOOTTIME are those of the calling process's
+ * time namespace, converted as timerfd converts them: an absolute deadline
+ * before the namespace's offset is already expired, and a time out before
+ * the namespace's zero reads 0. CLOCK_REALTIME has no namespace offset.
  *
  * Every ioctl takes a pointer to a struct that starts with a __u32 @size:
  * the caller's sizeof of the struct, so that structs can grow at their end,
@@ -52,8 +63,10 @@
  * - ENOTTY: unknown ioctl
  * - EFAULT: a pointer (the argument or one inside the struct) is invalid
  * - EINVAL: @size below the struct's *_SIZE_VER0, unknown @flags bit,
- *   nonzero __reserved field, or a value out of its domain (e.g. a period
- *   below one tick)
+ *   nonzero __reserved field, a value out of its domain (e.g. a period
+ *   below one tick), or flags that do not go together (both clocks;
+ *   TWHEEL_ARM_CANCEL_ON_SET without TWHEEL_ARM_REALTIME and
+ *   TWHEEL_ARM_ABS; a MODIFY naming another clock than the timer's)
  * - E2BIG: @size is larger than the kernel knows and the tail is not zero,
  *   or @size is larger than a page; the kernel's size is written to @size
  * - ERANGE: the deadline lies beyond the wheel's range (KTIME_MAX ns)
@@ -81,6 +94,7 @@
 #define TWHEEL_FEATURE_BATCH_PROGRESS	0x40ULL	/* TWHEEL_BATCH_PROGRESS */
 #define TWHEEL_FEATURE_TIMENS		0x80ULL	/* time namespaces honoured */
 #define TWHEEL_FEATURE_RING		0x100ULL /* TWHEEL_IOC_RING_SETUP, mmap */
+#define TWHEEL_FEATURE_CLOCKS		0x200ULL /* BOOTTIME, REALTIME timers */
 
 /*
  * The first released size of each struct: the smallest @size accepted. A
@@ -141,18 +155,28 @@ struct twheel_version {
 };
 
 /* Flags of struct twheel_arm and struct twheel_modify */
-#define TWHEEL_ARM_ABS		0x1U	/* @expiry_ns is CLOCK_MONOTONIC */
+#define TWHEEL_ARM_ABS		0x1U	/* @expiry_ns is absolute */
 #define TWHEEL_ARM_REPLACE	0x2U	/* replace a timer with this key */
 #define TWHEEL_MODIFY_PERIOD	0x4U	/* also set @period_ns, @count */
+#define TWHEEL_ARM_BOOTTIME	0x8U	/* the timer's clock: CLOCK_BOOTTIME */
+#define TWHEEL_ARM_REALTIME	0x10U	/* the timer's clock: CLOCK_REALTIME */
+#define TWHEEL_ARM_CANCEL_ON_SET 0x20U	/* cancel when CLOCK_REALTIME is set */
 
 /**
  * struct twheel_arm - TWHEEL_IOC_ARM: arm a timer
  * @size: sizeof(struct twheel_arm)
- * @flags: TWHEEL_ARM_ABS: @expiry_ns is an absolute CLOCK_MONOTONIC time
- *	of the caller's time namespace, else nanoseconds from now;
+ * @flags: TWHEEL_ARM_ABS: @expiry_ns is an absolute time of the timer's
+ *	clock (of the caller's time namespace), else nanoseconds from now;
  *	TWHEEL_ARM_REPLACE: a timer with @key is cancelled (its unread event
  *	discarded) and replaced atomically, else an existing @key fails with
- *	-EEXIST
+ *	-EEXIST;
+ *	TWHEEL_ARM_BOOTTIME or TWHEEL_ARM_REALTIME (not both, else -EINVAL):
+ *	the timer's clock, CLOCK_MONOTONIC without either (needs
+ *	TWHEEL_FEATURE_CLOCKS);
+ *	TWHEEL_ARM_CANCEL_ON_SET: the timer is cancelled, with a last event
+ *	flagged TWHEEL_EVENT_CANCELED, when CLOCK_REALTIME is set after it
+ *	was armed; only with TWHEEL_ARM_REALTIME and TWHEEL_ARM_ABS, else
+ *	-EINVAL
  * @key: the caller's name of the timer, unique in the file
  * @data: returned in every event of the timer
  * @expiry_ns: the first deadline; a deadline in the past fires at once
@@ -254,7 +278,11 @@ struct twheel_cancel_batch {
  * struct twheel_modify - TWHEEL_IOC_MODIFY: move a pending timer
  * @size: sizeof(struct twheel_modify)
  * @flags: TWHEEL_ARM_ABS as for arming; TWHEEL_MODIFY_PERIOD: also set
- *	@period_ns and @count, which take effect from the next fire
+ *	@period_ns and @count, which take effect from the next fire;
+ *	TWHEEL_ARM_BOOTTIME or TWHEEL_ARM_REALTIME: the timer's clock, which
+ *	must be named as it was armed (neither for CLOCK_MONOTONIC), else
+ *	-EINVAL: a timer keeps its clock, and @expiry_ns is a time of it.
+ *	TWHEEL_ARM_CANCEL_ON_SET is refused (-EINVAL); the timer keeps it.
  * @key: the timer
  * @expiry_ns: the new deadline
  * @period_ns: with TWHEEL_MODIFY_PERIOD, as for arming; else must be 0
@@ -292,8 +320,8 @@ struct twheel_modify {
  * @fires_left: out: fires still to come: 0 when not pending, 1 for a
  *	pending one-shot, TWHEEL_COUNT_FOREVER for an unlimited periodic one
  * @remaining_ns: out: time until the next deadline, 0 if not pending
- * @deadline_ns: out: the next deadline (CLOCK_MONOTONIC of the caller's
- *	time namespace) if pending, else the last one delivered
+ * @deadline_ns: out: the next deadline (in the timer's clock, of the
+ *	caller's time namespace) if pending, else the last one delivered
  * @period_ns: out: the period, 0 for a one-shot timer
  * @data: out: the timer's data
  * @overruns: out: overruns of the queued event so far
@@ -327,24 +355,38 @@ struct twheel_cancel_all {
 
 /* twheel_event.flags */
 #define TWHEEL_EVENT_LAST	0x1U	/* the timer's last fire */
+#define TWHEEL_EVENT_CANCELED	0x2U	/* cancelled: its clock was set */
 
 /**
  * struct twheel_event - a fire of a timer, as read() returns it
  * @key: the timer's key
  * @data: the timer's data
- * @deadline_ns: the deadline this event delivers (CLOCK_MONOTONIC of the
- *	reader's time namespace); the latest one when @overruns > 0
+ * @deadline_ns: the deadline this event delivers (in the timer's clock, of
+ *	the reader's time namespace); the latest one when @overruns > 0
  * @fire_ns: when the timer fired for @deadline_ns (same clock): never
- *	before @deadline_ns; at most one tick plus the wheel's softirq
- *	latency after it while the wheel keeps up. Under a flood a fire also
- *	waits for the callbacks due before it on its CPU: their run time, up
- *	to twice that while other tasks want the CPU (the wheel then takes
- *	half of it). 1M timers due over 10 s on one file were 100 ms to 1.1 s
- *	late. There is no bound independent of the load.
+ *	before @deadline_ns (unless TWHEEL_EVENT_CANCELED); at most one
+ *	tick plus the wheel's softirq latency after it while the wheel keeps
+ *	up. Under a flood a fire also waits for the callbacks due before it
+ *	on its CPU: their run time, up to twice that while other tasks want
+ *	the CPU (the wheel then takes half of it). 1M timers due over 10 s
+ *	on one file were 100 ms to 1.1 s late. There is no bound independent
+ *	of the load. A timer of CLOCK_REALTIME whose clock is set forward
+ *	past its deadline fires once the set is noticed, within
+ *	milliseconds; one set back does not fire early.
  * @overruns: earlier deadlines of this timer that passed since its
  *	previous event and are folded into this one (saturates at 2^32 - 1)
  * @flags: TWHEEL_EVENT_LAST: the timer's last fire; its key is free once
- *	this event has been read
+ *	this event has been read.
+ *	TWHEEL_EVENT_CANCELED (always with TWHEEL_EVENT_LAST): a
+ *	TWHEEL_ARM_CANCEL_ON_SET timer was cancelled because CLOCK_REALTIME
+ *	was set (settimeofday(), clock_settime(), clock_adjtime() stepping
+ *	it, a leap second) after it was armed. Nothing is lost: if an
+ *	event of the timer was waiting, it becomes this one, with its
+ *	deadline and overruns; else @deadline_ns is the pending deadline,
+ *	which did not pass, and @fire_ns the time of the cancel (after the
+ *	set), which may lie before it. A deadline the set jumped over is not
+ *	delivered: the set cancels it, as it makes timerfd's read() fail
+ *	with -ECANCELED.
  *
  * A timer has at most one event waiting: a fire while its event is unread
  * adds to @overruns, so the queue is bounded and no expiry is lost.

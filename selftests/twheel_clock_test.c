@@ -1,0 +1,614 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/twheel selftests: timers of CLOCK_BOOTTIME and CLOCK_REALTIME.
+ *
+ * - boottime_*: deadlines in and out, and fire times, are CLOCK_BOOTTIME,
+ *   of the caller's time namespace: a namespace with a large boottime
+ *   offset sees its own times, never an early fire. (Suspend, which makes
+ *   CLOCK_BOOTTIME run ahead of CLOCK_MONOTONIC, cannot be done in the VM:
+ *   the namespace offset stands in for it.)
+ * - realtime_*: the wall clock set forward past a deadline fires the timer
+ *   promptly; set back, it never fires before the clock reaches it.
+ * - cancel_on_set_*: a TWHEEL_ARM_CANCEL_ON_SET timer is cancelled by a
+ *   set of the clock, with a last event flagged TWHEEL_EVENT_CANCELED.
+ * - clock_flags_*: bad flag combinations fail with -EINVAL and change
+ *   nothing.
+ *
+ * Tests that set CLOCK_REALTIME need root (they skip otherwise) and put the
+ * clock back in the teardown, where it would be had it not been set. Each
+ * test arms a sentinel CLOCK_MONOTONIC timer first; the teardown checks
+ * that it still fires: clocks set and timers cancelled lose no other timer.
+ */
+#define _GNU_SOURCE
+#include <assert.h>
+#include <sched.h>
+#include <sys/wait.h>
+
+#include "twheel_test.h"
+#include "kselftest_harness.h"
+
+#define SENTINEL	0x5e5e5e5eULL
+#define NS		1000000000ULL
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME	0x00000080
+#endif
+
+static __u64 clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return ts.tv_sec * NS + ts.tv_nsec;
+}
+
+static int clock_set_ns(__u64 t)
+{
+	struct timespec ts = { t / NS, t % NS };
+
+	return clock_settime(CLOCK_REALTIME, &ts) ? -errno : 0;
+}
+
+/* Move CLOCK_REALTIME by @delta ns; 0 or -errno (-EPERM: not root). */
+static int realtime_step(long long delta)
+{
+	return clock_set_ns(clock_ns(CLOCK_REALTIME) + delta);
+}
+
+static int tw_arm_flags(int fd, __u64 key, __u64 expiry, __u64 period,
+			__u32 flags)
+{
+	return tw_arm(fd, key, key, expiry, period, 0, flags);
+}
+
+static int tw_modify(int fd, __u64 key, __u64 expiry, __u32 flags)
+{
+	struct twheel_modify m = {
+		.size = sizeof(m), .key = key, .flags = flags,
+		.expiry_ns = expiry,
+	};
+
+	return tw_ioctl(fd, TWHEEL_IOC_MODIFY, &m);
+}
+
+FIXTURE(clock) {
+	int fd;
+	struct twheel_version v;
+	/* CLOCK_REALTIME and CLOCK_MONOTONIC at the start, to restore. */
+	__u64 real0, mono0;
+	int set;
+	/* The sentinel's event, if a test's read met it. */
+	struct twheel_event sentinel;
+	int seen;
+};
+
+/*
+ * tw_read_n() for a test's own timers: the sentinel's event, whenever it
+ * comes, is put aside for the teardown.
+ */
+static int read_ev(struct _test_data_clock *self, struct twheel_event *ev,
+		   int n, int timeout_ms)
+{
+	int got = 0;
+
+	while (got < n && tw_read_n(self->fd, &ev[got], 1, timeout_ms) == 1) {
+		if (ev[got].key != SENTINEL) {
+			got++;
+			continue;
+		}
+		self->sentinel = ev[got];
+		self->seen++;
+	}
+	return got;
+}
+
+FIXTURE_SETUP(clock)
+{
+	self->mono0 = clock_ns(CLOCK_MONOTONIC);
+	self->real0 = clock_ns(CLOCK_REALTIME);
+	self->set = 0;
+	self->seen = 0;
+	self->fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, tw_version(self->fd, &self->v));
+	ASSERT_TRUE(self->v.features & TWHEEL_FEATURE_CLOCKS);
+	ASSERT_EQ(0, tw_arm(self->fd, SENTINEL, ~SENTINEL, 300 * MS, 0, 0, 0));
+}
+
+FIXTURE_TEARDOWN(clock)
+{
+	struct twheel_event ev[1];
+
+	/* The wall clock where it would be, had no test set it. */
+	if (self->set)
+		EXPECT_EQ(0, clock_set_ns(self->real0 +
+					  clock_ns(CLOCK_MONOTONIC) -
+					  self->mono0));
+	if (!self->seen) {
+		ASSERT_EQ(1, tw_read_n(self->fd, ev, 1, 5000));
+		self->sentinel = ev[0];
+	}
+	EXPECT_GE(1, self->seen);
+	EXPECT_EQ(SENTINEL, self->sentinel.key);
+	EXPECT_EQ(~SENTINEL, self->sentinel.data);
+	EXPECT_EQ(TWHEEL_EVENT_LAST, self->sentinel.flags);
+	EXPECT_TRUE(tw_late_ok(&self->sentinel, self->v.tick_ns));
+	/* Nothing else. */
+	EXPECT_TRUE(tw_quiet_for(self->fd, 0));
+	close(self->fd);
+}
+
+/* Move the wall clock from a test; the teardown puts it back. */
+static int step(struct _test_data_clock *self, long long delta)
+{
+	self->set = 1;
+	return realtime_step(delta);
+}
+
+/*
+ * An event of a timer that fired on its deadline in @clk: never early,
+ * reported no later than @clk reads now, and late by less than a second
+ * (a wrong clock is off by days or more).
+ */
+static int fired_on(const struct twheel_event *ev, clockid_t clk)
+{
+	if (ev->fire_ns >= ev->deadline_ns &&
+	    ev->fire_ns - ev->deadline_ns < 1000 * MS &&
+	    ev->fire_ns <= clock_ns(clk) && clock_ns(clk) >= ev->deadline_ns)
+		return 1;
+	fprintf(stderr, "# key %llu: deadline %llu fired %llu, clock now %llu\n",
+		ev->key, ev->deadline_ns, ev->fire_ns, clock_ns(clk));
+	return 0;
+}
+
+/* Relative: from now in CLOCK_BOOTTIME, reported in it. */
+TEST_F(clock, boottime_relative)
+{
+	struct twheel_event ev[1];
+	struct twheel_query q;
+	__u64 before, after;
+
+	before = clock_ns(CLOCK_BOOTTIME);
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, 100 * MS, 0,
+				  TWHEEL_ARM_BOOTTIME));
+	after = clock_ns(CLOCK_BOOTTIME);
+	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
+	EXPECT_LE(before + 100 * MS, q.deadline_ns);
+	EXPECT_GE(after + 100 * MS, q.deadline_ns);
+	EXPECT_GE(100 * MS, q.remaining_ns);
+	ASSERT_EQ(1, read_ev(self, ev, 1, 5000));
+	EXPECT_EQ(1, ev[0].key);
+	EXPECT_EQ(TWHEEL_EVENT_LAST, ev[0].flags);
+	EXPECT_EQ(q.deadline_ns, ev[0].deadline_ns);
+	EXPECT_TRUE(fired_on(&ev[0], CLOCK_BOOTTIME));
+}
+
+/* Absolute: a CLOCK_BOOTTIME time, as given; a past one fires at once. */
+TEST_F(clock, boottime_absolute)
+{
+	struct twheel_event ev[2];
+	__u64 d1 = clock_ns(CLOCK_BOOTTIME) + 150 * MS;
+	__u64 d2 = clock_ns(CLOCK_BOOTTIME) - 1000 * MS;
+
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, d1, 0,
+				  TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_ABS));
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 2, d2, 0,
+				  TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_ABS));
+	ASSERT_EQ(2, read_ev(self, ev, 2, 5000));
+	EXPECT_EQ(2, ev[0].key);
+	EXPECT_EQ(d2, ev[0].deadline_ns);
+	EXPECT_LE(d1 - 150 * MS, ev[0].fire_ns);
+	EXPECT_EQ(1, ev[1].key);
+	EXPECT_EQ(d1, ev[1].deadline_ns);
+	EXPECT_TRUE(fired_on(&ev[1], CLOCK_BOOTTIME));
+	/* MODIFY keeps the clock, and must name it. */
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 3, 100000 * MS, 0,
+				  TWHEEL_ARM_BOOTTIME));
+	d1 = clock_ns(CLOCK_BOOTTIME) + 50 * MS;
+	EXPECT_EQ(-EINVAL, tw_modify(self->fd, 3, d1, TWHEEL_ARM_ABS));
+	ASSERT_EQ(0, tw_modify(self->fd, 3, d1,
+			       TWHEEL_ARM_ABS | TWHEEL_ARM_BOOTTIME));
+	ASSERT_EQ(1, read_ev(self, ev, 1, 5000));
+	EXPECT_EQ(3, ev[0].key);
+	EXPECT_EQ(d1, ev[0].deadline_ns);
+	EXPECT_TRUE(fired_on(&ev[0], CLOCK_BOOTTIME));
+}
+
+#define TIMENS_BOOT_S	(100 * 86400L)	/* 100 days of "suspend" */
+
+/*
+ * Fork into a new time namespace whose CLOCK_BOOTTIME is @offset_s seconds
+ * ahead of the host's (CLOCK_MONOTONIC is not): the offsets can be
+ * written only before a process enters, and unshare() moves only the
+ * children. Returns the child's pid (0 in the child), or -errno.
+ */
+static int timens_boot_fork(long offset_s)
+{
+	char buf[64];
+	int fd, len;
+
+	if (unshare(CLONE_NEWTIME))
+		return -errno;
+	fd = open("/proc/self/timens_offsets", O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	len = snprintf(buf, sizeof(buf), "boottime %ld 0\n", offset_s);
+	if (write(fd, buf, len) != len) {
+		close(fd);
+		return -errno;
+	}
+	close(fd);
+	return fork();
+}
+
+/* In the namespace: exit with the number of the first failed check. */
+static int timens_boot_child(int pfd)
+{
+	__u64 boot = clock_ns(CLOCK_BOOTTIME), mono = clock_ns(CLOCK_MONOTONIC);
+	int fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
+	struct twheel_event ev[1];
+	struct twheel_query q;
+	__u64 d, before, after;
+
+	/* The namespace's boottime is ahead: otherwise the test is moot. */
+	if (boot < mono + (TIMENS_BOOT_S - 1) * NS)
+		return 10;
+	if (fd < 0)
+		return 9;
+	/* Absolute, 200 ms ahead in the namespace's boottime. */
+	d = boot + 200 * MS;
+	if (tw_arm_flags(fd, 1, d, 0, TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_ABS))
+		return 11;
+	if (tw_query(fd, 1, &q) || q.deadline_ns != d ||
+	    q.remaining_ns > 200 * MS || !q.remaining_ns)
+		return 12;
+	/* Relative, 100 ms: reported in the namespace's boottime. */
+	before = clock_ns(CLOCK_BOOTTIME);
+	if (tw_arm_flags(fd, 2, 100 * MS, 0, TWHEEL_ARM_BOOTTIME))
+		return 13;
+	after = clock_ns(CLOCK_BOOTTIME);
+	if (tw_read_n(fd, ev, 1, 5000) != 1 || ev[0].key != 2)
+		return 14;
+	if (ev[0].deadline_ns < before + 100 * MS ||
+	    ev[0].deadline_ns > after + 100 * MS)
+		return 15;
+	if (!fired_on(&ev[0], CLOCK_BOOTTIME))
+		return 16;
+	/* Key 1 fires 200 ms later, not 100 days later, and not early. */
+	if (tw_read_n(fd, ev, 1, 5000) != 1 || ev[0].key != 1 ||
+	    ev[0].deadline_ns != d || !fired_on(&ev[0], CLOCK_BOOTTIME))
+		return 17;
+	/* A CLOCK_MONOTONIC timer of the namespace has no boottime offset. */
+	d = clock_ns(CLOCK_MONOTONIC) + 50 * MS;
+	if (tw_arm_flags(fd, 3, d, 0, TWHEEL_ARM_ABS))
+		return 18;
+	if (tw_read_n(fd, ev, 1, 5000) != 1 || ev[0].key != 3 ||
+	    ev[0].deadline_ns != d || !fired_on(&ev[0], CLOCK_MONOTONIC))
+		return 19;
+	/* A boottime before the namespace's offset: long past, at once. */
+	if (tw_arm_flags(fd, 4, NS, 0, TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_ABS))
+		return 20;
+	if (tw_read_n(fd, ev, 1, 5000) != 1 || ev[0].key != 4 ||
+	    ev[0].deadline_ns != TIMENS_BOOT_S * NS)
+		return 21;
+	/* Left for the parent: key 5, 10 s ahead in the namespace. */
+	if (tw_arm_flags(pfd, 5, clock_ns(CLOCK_BOOTTIME) + 10000 * MS, 0,
+			 TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_ABS))
+		return 22;
+	close(fd);
+	return 0;
+}
+
+/*
+ * A namespace whose CLOCK_BOOTTIME is 100 days ahead, as after a long
+ * suspend: its timers' times are its own; the parent, in the host's
+ * namespace, sees the child's timer 100 days earlier.
+ */
+TEST_F(clock, boottime_timens_offset)
+{
+	__u64 before = clock_ns(CLOCK_BOOTTIME);
+	struct twheel_query q;
+	int pid, wst;
+
+	pid = timens_boot_fork(TIMENS_BOOT_S);
+	if (pid == -EINVAL || pid == -ENOENT)
+		SKIP(return, "no time namespaces (CONFIG_TIME_NS=n)");
+	if (pid == -EPERM)
+		SKIP(return, "may not create a time namespace");
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(timens_boot_child(self->fd));
+	ASSERT_EQ(pid, waitpid(pid, &wst, 0));
+	ASSERT_TRUE(WIFEXITED(wst));
+	EXPECT_EQ(0, WEXITSTATUS(wst));
+	ASSERT_EQ(0, tw_query(self->fd, 5, &q));
+	EXPECT_LT(before + 9000 * MS, q.deadline_ns);
+	EXPECT_GT(clock_ns(CLOCK_BOOTTIME) + 10000 * MS, q.deadline_ns);
+	EXPECT_EQ(0, tw_cancel(self->fd, 5));
+}
+
+/* Wall-clock times in and out, without a set of the clock. */
+TEST_F(clock, realtime_absolute_and_relative)
+{
+	__u64 d = clock_ns(CLOCK_REALTIME) + 150 * MS, before, after;
+	struct twheel_event ev[2];
+	struct twheel_query q;
+
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, d, 0,
+				  TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS));
+	before = clock_ns(CLOCK_REALTIME);
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 2, 50 * MS, 0,
+				  TWHEEL_ARM_REALTIME));
+	after = clock_ns(CLOCK_REALTIME);
+	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	EXPECT_EQ(d, q.deadline_ns);
+	EXPECT_GE(150 * MS, q.remaining_ns);
+	ASSERT_EQ(2, read_ev(self, ev, 2, 5000));
+	EXPECT_EQ(2, ev[0].key);
+	EXPECT_LE(before + 50 * MS, ev[0].deadline_ns);
+	EXPECT_GE(after + 50 * MS, ev[0].deadline_ns);
+	EXPECT_TRUE(fired_on(&ev[0], CLOCK_REALTIME));
+	EXPECT_EQ(1, ev[1].key);
+	EXPECT_EQ(d, ev[1].deadline_ns);
+	EXPECT_TRUE(fired_on(&ev[1], CLOCK_REALTIME));
+}
+
+/*
+ * The wall clock set forward 20 s: timers 10 s ahead of it, absolute and
+ * relative (made absolute when armed), fire at once, on their deadlines
+ * in the clock; the monotonic sentinel does not.
+ */
+TEST_F(clock, realtime_set_forward_fires)
+{
+	__u64 d = clock_ns(CLOCK_REALTIME) + 10000 * MS, t0;
+	struct twheel_event ev[2];
+
+	if (geteuid())
+		SKIP(return, "may not set CLOCK_REALTIME (not root)");
+
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, d, 0,
+				  TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS));
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 2, 10000 * MS, 0,
+				  TWHEEL_ARM_REALTIME));
+	t0 = tw_now();
+	ASSERT_EQ(0, step(self, 20000 * MS));
+	ASSERT_EQ(2, read_ev(self, ev, 2, 3000));
+	/* Promptly: well before the 10 s they had left. */
+	EXPECT_GT(t0 + 3000 * MS, tw_now());
+	EXPECT_EQ(1, ev[0].key + ev[1].key - 2);
+	EXPECT_EQ(TWHEEL_EVENT_LAST, ev[0].flags);
+	EXPECT_EQ(TWHEEL_EVENT_LAST, ev[1].flags);
+	EXPECT_EQ(d, ev[ev[0].key == 1 ? 0 : 1].deadline_ns);
+	EXPECT_LE(ev[0].deadline_ns + 9000 * MS, ev[0].fire_ns);
+	EXPECT_LE(ev[1].deadline_ns + 9000 * MS, ev[1].fire_ns);
+	EXPECT_GE(clock_ns(CLOCK_REALTIME), ev[0].fire_ns);
+}
+
+/*
+ * The wall clock set back 5 s: a timer 200 ms ahead does not fire until
+ * the clock reaches its deadline again, 5.2 s later.
+ */
+TEST_F(clock, realtime_set_back_not_early)
+{
+	struct twheel_event ev[2];
+	struct twheel_query q;
+
+	if (geteuid())
+		SKIP(return, "may not set CLOCK_REALTIME (not root)");
+
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, 200 * MS, 0,
+				  TWHEEL_ARM_REALTIME));
+	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	ASSERT_EQ(0, step(self, -5000LL * MS));
+	/* The sentinel only (and it is read again by the teardown). */
+	ASSERT_EQ(0, tw_arm(self->fd, 2, 2, 1000 * MS, 0, 0, 0));
+	ASSERT_EQ(1, read_ev(self, ev, 1, 3000));
+	EXPECT_EQ(2, ev[0].key);
+	/* Not yet: the wall clock has about 4 s to go. */
+	ASSERT_TRUE(clock_ns(CLOCK_REALTIME) + 2000 * MS < q.deadline_ns);
+	EXPECT_EQ(0, read_ev(self, ev, 1, 1500));
+	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
+	EXPECT_LT(500 * MS, q.remaining_ns);
+	ASSERT_EQ(1, read_ev(self, ev, 1, 8000));
+	EXPECT_EQ(1, ev[0].key);
+	EXPECT_EQ(q.deadline_ns, ev[0].deadline_ns);
+	EXPECT_TRUE(fired_on(&ev[0], CLOCK_REALTIME));
+}
+
+/*
+ * A periodic wall-clock timer counts its deadlines in the clock: set
+ * forward 2 s, it comes to the clock's time at once, folding the 10
+ * periods of 200 ms it jumped into overruns; no deadline is lost or
+ * delivered twice.
+ */
+TEST_F(clock, realtime_periodic_counts_set)
+{
+	__u64 d0, prev, t0, r1;
+	struct twheel_event ev[1];
+
+	if (geteuid())
+		SKIP(return, "may not set CLOCK_REALTIME (not root)");
+
+	d0 = clock_ns(CLOCK_REALTIME) + 200 * MS;
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, d0, 200 * MS,
+				  TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS));
+	ASSERT_EQ(1, read_ev(self, ev, 1, 5000));
+	ASSERT_EQ(1, ev[0].key);
+	EXPECT_EQ(0, (ev[0].deadline_ns - d0) % (200 * MS));
+	t0 = tw_now();
+	ASSERT_EQ(0, step(self, 2000 * MS));
+	r1 = clock_ns(CLOCK_REALTIME);
+	prev = ev[0].deadline_ns;
+	/* Until an event reaches the clock's new time. */
+	do {
+		ASSERT_EQ(1, read_ev(self, ev, 1, 5000));
+		EXPECT_EQ(1, ev[0].key);
+		EXPECT_EQ(0, ev[0].flags);
+		EXPECT_EQ(prev + (ev[0].overruns + 1ULL) * 200 * MS,
+			  ev[0].deadline_ns);
+		EXPECT_TRUE(ev[0].fire_ns >= ev[0].deadline_ns);
+		EXPECT_GE(clock_ns(CLOCK_REALTIME), ev[0].fire_ns);
+		prev = ev[0].deadline_ns;
+	} while (prev + 200 * MS < r1 && tw_now() < t0 + 5000 * MS);
+	/* Promptly, not after 2 s of periods. */
+	EXPECT_GT(t0 + 1500 * MS, tw_now());
+	EXPECT_LE(r1 - 200 * MS, prev);
+	EXPECT_EQ(0, tw_cancel(self->fd, 1));
+}
+
+/*
+ * A cancel-on-set timer far ahead is cancelled by a set forward by a
+ * little: its last event comes at once, flagged, with its deadline, and
+ * its key is free once it is read. A CLOCK_REALTIME timer without the flag,
+ * a CLOCK_BOOTTIME one and a monotonic one stay.
+ */
+TEST_F(clock, cancel_on_set_forward)
+{
+	__u64 d = clock_ns(CLOCK_REALTIME) + 3600 * NS, t0;
+	struct twheel_event ev[1];
+	struct twheel_query q;
+
+	if (geteuid())
+		SKIP(return, "may not set CLOCK_REALTIME (not root)");
+
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, d, 0, TWHEEL_ARM_REALTIME |
+				  TWHEEL_ARM_ABS | TWHEEL_ARM_CANCEL_ON_SET));
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 2, d, 0,
+				  TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS));
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 3, 3600 * NS, 0,
+				  TWHEEL_ARM_BOOTTIME));
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 4, 3600 * NS, 0, 0));
+	t0 = tw_now();
+	ASSERT_EQ(0, step(self, 1000 * MS));
+	ASSERT_EQ(1, read_ev(self, ev, 1, 3000));
+	EXPECT_GT(t0 + 2000 * MS, tw_now());
+	EXPECT_EQ(1, ev[0].key);
+	EXPECT_EQ(1, ev[0].data);
+	EXPECT_EQ(TWHEEL_EVENT_LAST | TWHEEL_EVENT_CANCELED, ev[0].flags);
+	EXPECT_EQ(d, ev[0].deadline_ns);
+	EXPECT_EQ(0, ev[0].overruns);
+	/* When it was cancelled: after the set. */
+	EXPECT_LE(clock_ns(CLOCK_REALTIME) - 2000 * MS, ev[0].fire_ns);
+	EXPECT_GE(clock_ns(CLOCK_REALTIME), ev[0].fire_ns);
+	EXPECT_EQ(-ENOENT, tw_query(self->fd, 1, &q));
+	/* The others are pending, at their deadlines. */
+	ASSERT_EQ(0, tw_query(self->fd, 2, &q));
+	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
+	EXPECT_EQ(d, q.deadline_ns);
+	EXPECT_GT(3600 * NS - 500 * MS, q.remaining_ns);
+	ASSERT_EQ(0, tw_query(self->fd, 3, &q));
+	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
+	ASSERT_EQ(0, tw_query(self->fd, 4, &q));
+	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
+	EXPECT_EQ(0, tw_cancel(self->fd, 2));
+	EXPECT_EQ(0, tw_cancel(self->fd, 3));
+	EXPECT_EQ(0, tw_cancel(self->fd, 4));
+	/* The key is free. */
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, d, 0, TWHEEL_ARM_REALTIME |
+				  TWHEEL_ARM_ABS | TWHEEL_ARM_CANCEL_ON_SET));
+	EXPECT_EQ(0, tw_cancel(self->fd, 1));
+}
+
+/*
+ * A periodic cancel-on-set timer whose event is unread when the clock is
+ * set: that event becomes the last one, with its deadline and overruns;
+ * nothing is lost. A set back cancels as well.
+ */
+TEST_F(clock, cancel_on_set_keeps_waiting_event)
+{
+	__u64 d = clock_ns(CLOCK_REALTIME) + 50 * MS;
+	struct twheel_event ev[1];
+	struct twheel_query q;
+
+	if (geteuid())
+		SKIP(return, "may not set CLOCK_REALTIME (not root)");
+
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, d, 50 * MS,
+				  TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS |
+				  TWHEEL_ARM_CANCEL_ON_SET));
+	/* Unread for a few periods. */
+	tw_sleep_ms(300);
+	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	EXPECT_EQ(TWHEEL_STATE_PENDING | TWHEEL_STATE_QUEUED, q.state);
+	ASSERT_EQ(0, step(self, -2000LL * MS));
+	tw_sleep_ms(200);
+	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	EXPECT_EQ(TWHEEL_STATE_QUEUED | TWHEEL_STATE_DONE, q.state);
+	ASSERT_EQ(1, read_ev(self, ev, 1, 3000));
+	EXPECT_EQ(1, ev[0].key);
+	EXPECT_EQ(TWHEEL_EVENT_LAST | TWHEEL_EVENT_CANCELED, ev[0].flags);
+	EXPECT_EQ(q.overruns, ev[0].overruns);
+	EXPECT_LE(3, ev[0].overruns);
+	EXPECT_EQ(0, (ev[0].deadline_ns - d) % (50 * MS));
+	EXPECT_EQ(-ENOENT, tw_query(self->fd, 1, &q));
+	EXPECT_TRUE(tw_quiet_for(self->fd, 200));
+}
+
+/* Clock flags that do not go together: -EINVAL, nothing armed or moved. */
+TEST_F(clock, clock_flags_einval)
+{
+	static const __u32 bad[] = {
+		TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_REALTIME,
+		TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS,
+		TWHEEL_ARM_CANCEL_ON_SET,
+		TWHEEL_ARM_CANCEL_ON_SET | TWHEEL_ARM_ABS,
+		TWHEEL_ARM_CANCEL_ON_SET | TWHEEL_ARM_REALTIME,
+		TWHEEL_ARM_CANCEL_ON_SET | TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_ABS,
+		0x80000000U,
+	};
+	__u64 far = clock_ns(CLOCK_REALTIME) + 3600 * NS;
+	struct twheel_arm a[2];
+	__s32 status[2] = { 1, 1 };
+	struct twheel_arm_batch b = {
+		.size = sizeof(b), .entries = (uintptr_t)a,
+		.status = (uintptr_t)status, .count = 2,
+		.entry_size = sizeof(a[0]),
+	};
+	struct twheel_query q;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		EXPECT_EQ(-EINVAL, tw_arm_flags(self->fd, 1, far, 0, bad[i]));
+		EXPECT_EQ(-ENOENT, tw_query(self->fd, 1, &q));
+	}
+	/* REPLACE with bad flags leaves the timer as it was. */
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, far, 0,
+				  TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS));
+	EXPECT_EQ(-EINVAL, tw_arm_flags(self->fd, 1, 10 * MS, 0,
+					TWHEEL_ARM_REPLACE |
+					TWHEEL_ARM_CANCEL_ON_SET));
+	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	EXPECT_EQ(far, q.deadline_ns);
+	/* MODIFY names the timer's clock, and no cancel-on-set. */
+	EXPECT_EQ(-EINVAL, tw_modify(self->fd, 1, 10 * MS, 0));
+	EXPECT_EQ(-EINVAL, tw_modify(self->fd, 1, 10 * MS,
+				     TWHEEL_ARM_BOOTTIME));
+	EXPECT_EQ(-EINVAL, tw_modify(self->fd, 1, far, TWHEEL_ARM_REALTIME |
+				     TWHEEL_ARM_ABS |
+				     TWHEEL_ARM_CANCEL_ON_SET));
+	EXPECT_EQ(-EINVAL, tw_modify(self->fd, 1, 10 * MS,
+				     TWHEEL_ARM_REALTIME |
+				     TWHEEL_ARM_BOOTTIME));
+	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	EXPECT_EQ(far, q.deadline_ns);
+	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
+	ASSERT_EQ(0, tw_modify(self->fd, 1, far + NS,
+			       TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS));
+	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	EXPECT_EQ(far + NS, q.deadline_ns);
+	EXPECT_EQ(0, tw_cancel(self->fd, 1));
+	/* In a batch: the bad entry fails alone. */
+	a[0] = tw_arm_rel(1, 1, 3600 * NS);
+	a[0].flags = TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_REALTIME;
+	a[1] = tw_arm_rel(2, 2, 3600 * NS);
+	a[1].flags = TWHEEL_ARM_BOOTTIME;
+	EXPECT_EQ(1, tw_ioctl_ret(self->fd, TWHEEL_IOC_ARM_BATCH, &b));
+	EXPECT_EQ(-EINVAL, status[0]);
+	EXPECT_EQ(0, status[1]);
+	EXPECT_EQ(-ENOENT, tw_query(self->fd, 1, &q));
+	EXPECT_EQ(0, tw_cancel(self->fd, 2));
+}
+
+TW_HARNESS_MAIN
