@@ -83,6 +83,38 @@
  * readers with the lock held); twheel never touches a timer once its
  * callback has started. The file is freed at the last close, after every
  * timer.
+ *
+ * Clocks
+ * ------
+ *
+ * The wheel runs on CLOCK_MONOTONIC. A timer of CLOCK_BOOTTIME or
+ * CLOCK_REALTIME (TWD_BOOTTIME, TWD_REALTIME) keeps its deadlines in its
+ * clock and is filed at their monotonic equivalent: the deadline less
+ * @clock_off, the clock's offset from CLOCK_MONOTONIC when it was filed.
+ * An offset changes only when its clock is set (a resume adds the time
+ * slept to CLOCK_BOOTTIME's), so a timer filed with today's offset fires
+ * on time in its clock; the wheel counts a periodic timer's deadlines in
+ * monotonic time, which runs at the same rate.
+ *
+ * A set of a clock is learnt from the timekeeping notifier
+ * (pvclock_gtod_register_notifier(); clock_was_set() is not hookable),
+ * called under the timekeeper's lock: it only queues an irq_work, which
+ * queues twd_clock_work. The work visits the files on twd_clock_files (a
+ * file joins at its first timer of another clock, before that timer reads
+ * the offset, and leaves at release): under each file's mutex, it stops
+ * every timer whose @clock_off is not its clock's offset any more, then
+ * files it again at its deadline less the new offset, or cancels it if it
+ * is TWD_CANCEL_ON_SET, with a last event flagged TWHEEL_EVENT_CANCELED.
+ * The twd_timer does not grow for this: no per-clock list, only the
+ * offset in place of the period, which twheel keeps anyway.
+ *
+ * Between the set and the work, a timer may fire at its old monotonic
+ * equivalent: the callback compares its clock's offset with @clock_off
+ * and, if the clock was set, cancels a TWD_CANCEL_ON_SET timer, fires
+ * another only if its clock has reached the deadline, and else files it
+ * again for the deadline, giving back the count of a periodic timer. So
+ * no timer fires early in its clock, and a set forward fires the timers
+ * it jumped over as soon as the work (or the wheel) comes to them.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
