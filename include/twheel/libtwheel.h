@@ -133,8 +133,10 @@ static inline void twl_close(struct twl *tw)
 }
 
 /*
- * An arm entry: @expiry_ns from now (or, with TWHEEL_ARM_ABS in @flags, a
- * CLOCK_MONOTONIC time), every @period_ns @count times (0, 0: one-shot).
+ * An arm entry: @expiry_ns from now (or, with TWHEEL_ARM_ABS in @flags, an
+ * absolute time of the timer's clock: CLOCK_MONOTONIC, or CLOCK_BOOTTIME or
+ * CLOCK_REALTIME with TWHEEL_ARM_BOOTTIME or TWHEEL_ARM_REALTIME), every
+ * @period_ns @count times (0, 0: one-shot).
  */
 static inline struct twheel_arm twl_arm_entry(__u64 key, __u64 data,
 					      __u64 expiry_ns,
@@ -211,7 +213,10 @@ static inline int twl_cancel(const struct twl *tw, __u64 key)
 	return twl_ioctl(tw, TWHEEL_IOC_CANCEL, &c);
 }
 
-/* Move pending timer @key to @expiry_ns (from now, or TWHEEL_ARM_ABS). */
+/*
+ * Move pending timer @key to @expiry_ns (from now, or TWHEEL_ARM_ABS); the
+ * clock flags in @flags must be those the timer was armed with.
+ */
 static inline int twl_modify(const struct twl *tw, __u64 key, __u64 expiry_ns,
 			     __u32 flags)
 {
