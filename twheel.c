@@ -79,6 +79,25 @@
  * order they were armed: slots are FIFO lists, cascading keeps their order,
  * and two timers with the same tick are always filed in the same slot.
  *
+ * Slack
+ * -----
+ *
+ * A timer given slack S (twheel_set_slack()) may fire anywhere in
+ * [deadline, deadline + S], plus the tick and softirq latency above, and
+ * never early. The wheel spends the slack on fewer wakeups: it files the
+ * timer at its tick rounded up to a multiple of 2^s ticks, where 2^s ticks
+ * is the largest power of two not above S (wheel.c, "Slack"). Power-of-two
+ * grids nest, so timers of any slacks meet on the coarsest grid point that
+ * all their windows hold, and the hrtimer, programmed to the next occupied
+ * slot, wakes once per occupied grid point instead of once per distinct
+ * deadline. The grid is kept in the timer as the exponent s, one byte, and
+ * applies to every filing of the timer: a periodic timer's deadlines stay
+ * exact (no drift), each one's fire is rounded anew. A slot is still due at
+ * its latest deadline, so a timer alone on its grid point fires at its
+ * deadline; slack only lets timers wait for each other. The rounding is the
+ * wheel's own (wheel_timer_tick()): a timer must not change grids while it
+ * is filed, so twheel_set_slack() files a pending timer again.
+ *
  * Callbacks run in softirq context (from the hrtimer, or with bottom halves
  * off from the run work, see below), or in process context on a per-CPU
  * work item for TWHEEL_SLEEPABLE timers. As with timer_list, twheel does
@@ -168,8 +187,14 @@
 #define TICK_MAX_US	USEC_PER_SEC
 
 /* twheel's state bits in timer->flags, above the TWHEEL_INIT_FLAGS. */
-#define TWHEEL_F_SHUTDOWN	0x00010000U	/* refuse all further arming */
-#define TWHEEL_F_MIGRATING	0x00020000U	/* moving between bases */
+#define TWHEEL_F_SHUTDOWN	0x8000U	/* refuse all further arming */
+#define TWHEEL_F_MIGRATING	0x4000U	/* moving between bases */
+
+/* The state bits must not overlap the flags users pass; a timer stays small. */
+static_assert(!(TWHEEL_INIT_FLAGS & (TWHEEL_F_SHUTDOWN | TWHEEL_F_MIGRATING)));
+#if BITS_PER_LONG == 64 && !defined(CONFIG_LOCKDEP)
+static_assert(sizeof(struct twheel_timer) == 64);
+#endif
 
 /* __twheel_mod() options */
 #define MOD_ADD		BIT(0)	/* fail with -EEXIST if pending */
@@ -1108,6 +1133,57 @@ int twheel_set_period(struct twheel_timer *timer, u64 period_ns, u32 count)
 	return 0;
 }
 EXPORT_SYMBOL_GPL(twheel_set_period);
+
+/**
+ * twheel_set_slack - let a timer fire up to some time after its deadline
+ * @timer:	an initialized timer
+ * @slack_ns:	how late after its deadline the timer may fire; 0 for none
+ *
+ * A timer with slack fires anywhere from its deadline to @slack_ns after
+ * it (plus the tick and softirq latency every timer has), never before its
+ * deadline. twheel rounds the timer's tick up to a multiple of the largest
+ * power of two ticks not above @slack_ns, so that timers whose windows
+ * overlap fire together and the wheel wakes up less often: the hrtimer's
+ * range (hrtimer_set_expires_range_ns()) and a task's timer slack do the
+ * same for their timers. Less than two ticks of slack round nothing;
+ * twheel_slack() reads back the slack in use.
+ *
+ * The slack stays with the timer until set again: every later
+ * twheel_add(), twheel_mod() and each re-arm of a periodic timer use it (a
+ * periodic timer's deadlines stay one period apart; each fire may use the
+ * slack). A pending timer is filed again at once with the new slack.
+ * twheel_timer_init() gives no slack. A slack of a period or more lets a
+ * fire come after the next deadline, which then counts as an overrun. Any
+ * context.
+ *
+ * Return: 0, or -EINVAL for a slack beyond KTIME_MAX (nothing changed).
+ */
+int twheel_set_slack(struct twheel_timer *timer, u64 slack_ns)
+{
+	struct twheel_base *base;
+	unsigned long flags;
+	bool refile;
+	u8 slack;
+
+	if (slack_ns > KTIME_MAX)
+		return -EINVAL;
+	slack = wheel_slack_grid(tick_ns, slack_ns);
+
+	base = lock_timer_base(timer, &flags);
+	if (slack != timer->slack) {
+		/* A filed timer's slot depends on its grid: file it again. */
+		refile = twheel_pending(timer) && timer->idx != IDX_SLEEP;
+		if (refile)
+			twheel_detach(base, timer);
+		WRITE_ONCE(timer->slack, slack);
+		if (refile)
+			twheel_enqueue(base, timer);
+	}
+	twheel_releasing(base);
+	raw_spin_unlock_irqrestore(&base->lock, flags);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(twheel_set_slack);
 
 /**
  * twheel_cancel - deactivate a timer without waiting

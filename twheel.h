@@ -51,6 +51,8 @@ typedef void (*twheel_batch_fn_t)(struct twheel_timer **timers,
  * @fired:	deadline delivered by the last fire
  * @overruns:	deadlines the last fire stands for, besides @fired
  * @flags:	%TWHEEL_INIT_FLAGS and twheel's internal state bits
+ * @slack:	the slack grid: the timer's tick is rounded up to a multiple
+ *		of 2^@slack ticks, see twheel_set_slack()
  * @cpu:	CPU whose wheel holds (or last held) the timer
  * @idx:	wheel slot index while pending
  * @lockdep_map: the callback as a lock, for lockdep to check
@@ -70,7 +72,8 @@ struct twheel_timer {
 	u64			fired;
 	u32			left;
 	u32			overruns;
-	u32			flags;
+	u16			flags;
+	u8			slack;
 	u16			cpu;
 	u16			idx;
 #ifdef CONFIG_LOCKDEP
@@ -138,6 +141,7 @@ int twheel_mod_pending_period(struct twheel_timer *timer, ktime_t expires,
 int twheel_reduce(struct twheel_timer *timer, ktime_t expires,
 		  enum twheel_mode mode);
 int twheel_set_period(struct twheel_timer *timer, u64 period_ns, u32 count);
+int twheel_set_slack(struct twheel_timer *timer, u64 slack_ns);
 int twheel_cancel(struct twheel_timer *timer);
 int twheel_cancel_sync(struct twheel_timer *timer);
 int twheel_shutdown_sync(struct twheel_timer *timer);
@@ -252,6 +256,21 @@ static inline u64 twheel_period(const struct twheel_timer *timer)
 static inline u64 twheel_expires(const struct twheel_timer *timer)
 {
 	return READ_ONCE(timer->expires);
+}
+
+/**
+ * twheel_slack - the slack a timer uses
+ * @timer: the timer
+ *
+ * Return: how late after its deadline, besides the usual tick, the timer
+ * may fire: the slack given to twheel_set_slack() rounded down to a power
+ * of two ticks, 0 for less than two ticks.
+ */
+static inline u64 twheel_slack(const struct twheel_timer *timer)
+{
+	u8 slack = READ_ONCE(timer->slack);
+
+	return slack ? twheel_tick_ns() << slack : 0;
 }
 
 /**

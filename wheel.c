@@ -41,10 +41,43 @@
  * to the slot the splice put it in: the splice target depends only on the
  * timer's tick and the start of the stale slot's span, and no slot is reused
  * before every timer that was spliced out of it has fired.
+ *
+ * Slack
+ * -----
+ *
+ * A timer with a slack grid of s (timer->slack, set by the driver from the
+ * slack its user allows, see wheel_slack_grid()) is filed not at its
+ * deadline's tick E but at E rounded up to a multiple of 2^s ticks, where
+ * 2^s ticks is the largest power of two not above the slack: every place
+ * that needs a timer's tick (filing, cascading, following a stale index)
+ * asks wheel_timer_tick(), so the rounded tick is simply the timer's tick
+ * and everything above holds for it. The rounding adds less than 2^s ticks
+ * to E, and E * tick is less than a tick after the deadline, so the tick
+ * ends less than 2^s ticks, at most the slack, after the deadline. The
+ * slot is still due when its latest deadline has passed, which is at or
+ * before the end of that tick: slack never makes a timer early, and never
+ * later than its slack plus one tick (plus the softirq latency).
+ *
+ * Why powers of two: the grids nest, so that a timer with a coarse grid and
+ * one with a finer grid whose windows overlap meet on a point of the coarse
+ * grid, which lies on the finer one too; timers with any mix of slacks
+ * share the ticks of the coarsest grid their windows allow, and a wheel
+ * with many timers wakes up once per occupied grid point instead of once
+ * per deadline. Rounding to the wheel's own 64^k slot widths would nest as
+ * well but use at worst 1/64 of the slack allowed (a slack of 63 ticks
+ * would round nothing); powers of two use more than half of it. timer_list
+ * rounds every timer to its level's granularity (8^k jiffies, 12.5 % of the
+ * delay at most) without being asked; here the user asks for the slack,
+ * per timer, and a timer without slack keeps its exact tick.
+ *
+ * A rounded tick past the tick of KTIME_MAX is not used: the timer keeps
+ * its exact tick. A slot's @slack bounds the grids filed in it, so that a
+ * drain can still bound the ticks of its timers from @first and @last.
  */
 
 #include <linux/bitops.h>
 #include <linux/bug.h>
+#include <linux/log2.h>
 #include <linux/math64.h>
 
 #include "wheel.h"
@@ -64,6 +97,43 @@ static u64 wheel_ns_div(const struct wheel *w, u64 ns)
 static u64 wheel_tick_of(const struct wheel *w, u64 ns)
 {
 	return wheel_ns_div(w, ns + w->tick_ns - 1);
+}
+
+/**
+ * wheel_slack_grid - the slack grid of a timer allowed some slack
+ * @tick_ns:	the wheel's tick
+ * @slack_ns:	how late after its deadline the timer may fire
+ *
+ * Return: s such that 2^s ticks is the largest power of two at most
+ * @slack_ns (0, an exact tick, for less than two ticks of slack), at most
+ * %WHEEL_SLACK_MAX: the value for timer->slack.
+ */
+static u8 wheel_slack_grid(u64 tick_ns, u64 slack_ns)
+{
+	u64 ticks = div64_u64(slack_ns, tick_ns);
+
+	if (ticks < 2)
+		return 0;
+	return min_t(unsigned int, ilog2(ticks), WHEEL_SLACK_MAX);
+}
+
+/* @tick rounded up to a multiple of 2^@slack, unless that passes @tick_max. */
+static u64 wheel_round_tick(const struct wheel *w, u64 tick, unsigned int slack)
+{
+	u64 grid;
+
+	if (!slack)
+		return tick;
+	grid = round_up(tick, 1ULL << slack);
+	return grid <= w->tick_max ? grid : tick;
+}
+
+/* The tick @timer is filed at: its deadline's, rounded to its slack grid. */
+static u64 wheel_timer_tick(const struct wheel *w,
+			    const struct twheel_timer *timer)
+{
+	return wheel_round_tick(w, wheel_tick_of(w, timer->expires),
+				timer->slack);
 }
 
 /* The slot of a timer due at @tick on a wheel at @clk (@tick >= @clk). */
@@ -103,6 +173,7 @@ static void wheel_init(struct wheel *w, u64 tick_ns, u64 now)
 	w->tick_ns = tick_ns;
 	w->tick_inv = div64_u64(U64_MAX, tick_ns);
 	w->clk = wheel_ns_div(w, now);
+	w->tick_max = wheel_tick_of(w, KTIME_MAX);
 	w->drain = WHEEL_NONE;
 	w->due = WHEEL_NONE;
 	for (idx = 0; idx < WHEEL_SIZE; idx++) {
@@ -111,15 +182,19 @@ static void wheel_init(struct wheel *w, u64 tick_ns, u64 now)
 	}
 }
 
-/* Add @count timers with deadlines in [@first, @last] to the bookkeeping of @idx. */
+/*
+ * Add @count timers with deadlines in [@first, @last] and slack grids up to
+ * @slack to the bookkeeping of @idx.
+ */
 static void wheel_slot_fill(struct wheel *w, unsigned int idx, u32 count,
-			    u64 first, u64 last)
+			    u64 first, u64 last, u8 slack)
 {
 	struct wheel_slot *slot = &w->slots[idx];
 
 	slot->count += count;
 	slot->first = min(slot->first, first);
 	slot->last = max(slot->last, last);
+	slot->slack = max(slot->slack, slack);
 	w->pending_map[wheel_lvl(idx)] |= BIT_ULL(idx % LVL_SIZE);
 	w->level_count[wheel_lvl(idx)] += count;
 }
@@ -135,6 +210,7 @@ static void wheel_slot_drop(struct wheel *w, unsigned int idx, u32 count)
 		w->pending_map[wheel_lvl(idx)] &= ~BIT_ULL(idx % LVL_SIZE);
 		slot->first = U64_MAX;
 		slot->last = 0;
+		slot->slack = 0;
 	}
 }
 
@@ -165,7 +241,7 @@ static void wheel_link(struct wheel *w, struct twheel_timer *timer,
 {
 	wheel_list_add_tail(&timer->entry, &w->slots[idx].head);
 	timer->idx = idx;
-	wheel_slot_fill(w, idx, 1, timer->expires, timer->expires);
+	wheel_slot_fill(w, idx, 1, timer->expires, timer->expires, timer->slack);
 }
 
 /* The slot for tick @tick, not counting a drain in progress. */
@@ -179,12 +255,15 @@ static unsigned int wheel_home(const struct wheel *w, u64 tick)
  * @w:		the wheel
  * @timer:	a timer on no list
  *
+ * The timer is filed at wheel_timer_tick(): @timer->slack must not change
+ * until it is off the wheel again.
+ *
  * Return: the time at which the timer's slot is due: its latest deadline
  * for a level-0 slot, the start of its span above.
  */
 static u64 wheel_add(struct wheel *w, struct twheel_timer *timer)
 {
-	u64 tick = wheel_tick_of(w, timer->expires);
+	u64 tick = wheel_timer_tick(w, timer);
 	unsigned int idx, lvl;
 
 	/* A tick inside the span being cascaded waits behind that slot's timers. */
@@ -214,7 +293,7 @@ static unsigned int wheel_slot_of(const struct wheel *w,
 	while (wheel_lvl(idx) && idx != w->drain &&
 	       wheel_slot_holds_clk(idx, w->clk)) {
 		u64 start = wheel_span_start(w->clk, wheel_lvl(idx));
-		u64 tick = wheel_tick_of(w, timer->expires);
+		u64 tick = wheel_timer_tick(w, timer);
 
 		idx = wheel_calc_idx(max(tick, start), start);
 	}
@@ -287,14 +366,21 @@ static u64 wheel_next_event(const struct wheel *w)
 static unsigned int wheel_drain_target(const struct wheel *w,
 				       const struct wheel_slot *slot)
 {
+	u64 last = wheel_tick_of(w, slot->last);
 	unsigned int lo = wheel_home(w, wheel_tick_of(w, slot->first));
-	unsigned int hi = wheel_home(w, wheel_tick_of(w, slot->last));
+	unsigned int hi;
 
 	/*
-	 * Every tick between those of @first and @last that has the same
-	 * slot as both of them has that slot too: the digits that decide it
-	 * are the same for all of them.
+	 * A timer's tick lies between the tick of @first and that of @last
+	 * rounded to the slot's coarsest slack grid (or the tick of
+	 * KTIME_MAX): its own grid is no coarser, and a rounding beyond
+	 * KTIME_MAX's tick is not made. Every tick between the two bounds
+	 * that has the same slot as both of them has that slot too: the
+	 * digits that decide it are the same for all of them.
 	 */
+	if (slot->slack)
+		last = min(round_up(last, 1ULL << slot->slack), w->tick_max);
+	hi = wheel_home(w, last);
 	return lo == hi ? lo : WHEEL_NONE;
 }
 
@@ -312,7 +398,8 @@ static bool wheel_drain(struct wheel *w, unsigned int *budget)
 		u32 count = slot->count;
 
 		list_splice_tail_init(&slot->head, &w->slots[to].head);
-		wheel_slot_fill(w, to, count, slot->first, slot->last);
+		wheel_slot_fill(w, to, count, slot->first, slot->last,
+				slot->slack);
 		wheel_slot_drop(w, idx, count);
 		w->cascaded += count;
 		(*budget)--;
@@ -326,8 +413,7 @@ static bool wheel_drain(struct wheel *w, unsigned int *budget)
 					 entry);
 		wheel_list_del(&timer->entry);
 		wheel_slot_drop(w, idx, 1);
-		wheel_link(w, timer,
-			   wheel_home(w, wheel_tick_of(w, timer->expires)));
+		wheel_link(w, timer, wheel_home(w, wheel_timer_tick(w, timer)));
 		w->cascaded++;
 		(*budget)--;
 	}

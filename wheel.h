@@ -29,20 +29,31 @@
 /* timer->idx values off the wheel, and "no slot" for wheel.drain/due. */
 #define WHEEL_NONE	WHEEL_SIZE
 
+/*
+ * Slack: a timer's tick is rounded up to a multiple of 2^timer->slack
+ * ticks (see "Slack" in wheel.c); 0 keeps it exact. Larger grids would
+ * exceed every deadline the wheel can hold.
+ */
+#define WHEEL_SLACK_MAX	(LVL_SHIFT(LVL_DEPTH) - 1)
+
 /**
  * struct wheel_slot - one slot of a wheel
  * @head:	the timers, FIFO
  * @first:	earliest deadline filed since the slot was last empty
  * @last:	latest deadline filed since the slot was last empty
  * @count:	timers in the slot
+ * @slack:	largest slack grid (timer->slack) filed since the slot was
+ *		last empty
  *
- * @first and @last are bounds, not exact: a cancel does not tighten them.
+ * @first, @last and @slack are bounds, not exact: a cancel does not
+ * tighten them.
  */
 struct wheel_slot {
 	struct list_head	head;
 	u64			first;
 	u64			last;
 	u32			count;
+	u8			slack;
 };
 
 /**
@@ -51,6 +62,7 @@ struct wheel_slot {
  * @tick_ns:	length of a tick
  * @tick_inv:	floor(2^64 / @tick_ns), to divide by @tick_ns without a
  *		64-bit division
+ * @tick_max:	the tick of KTIME_MAX: slack never files a timer later
  * @drain:	the higher-level slot being cascaded, or %WHEEL_NONE
  * @due:	the level-0 slot being expired, or %WHEEL_NONE
  * @cascaded:	timers moved down a level, ever
@@ -62,6 +74,7 @@ struct wheel {
 	u64			clk;
 	u64			tick_ns;
 	u64			tick_inv;
+	u64			tick_max;
 	unsigned int		drain;
 	unsigned int		due;
 	u64			cascaded;

@@ -45,6 +45,7 @@
 #include <linux/rbtree.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 
 #include "../wheel.c"
 
@@ -196,6 +197,25 @@ static u64 wt_tick_of(const struct wt *wt, u64 ns)
 	return div64_u64(ns + wt->tick_ns - 1, wt->tick_ns);
 }
 
+/*
+ * @tick rounded up to a multiple of 2^@slack by division, unless that
+ * passes the tick of KTIME_MAX: the reference for wheel_timer_tick().
+ */
+static u64 wt_slack_tick(const struct wt *wt, u64 tick, unsigned int slack)
+{
+	u64 grid = 1ULL << slack, up;
+
+	up = div64_u64(tick + grid - 1, grid) * grid;
+	return up <= wt_tick_of(wt, KTIME_MAX) ? up : tick;
+}
+
+static int wt_cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* The level a tick is filed at on a wheel at @clk, digit by digit. */
 static unsigned int wt_level_of(u64 tick, u64 clk)
 {
@@ -254,7 +274,11 @@ static u64 wt_arm(struct wt *wt, struct wt_timer *tm, u64 expires)
 	if (tm->armed)
 		wt_cancel(wt, tm);
 	tm->t.expires = expires;
-	tm->tick = wt_tick_of(wt, expires);
+	tm->tick = wt_slack_tick(wt, wt_tick_of(wt, expires), tm->t.slack);
+	/* Slack: the tick ends less than 2^slack ticks after the deadline. */
+	if (tm->tick * wt->tick_ns - expires >= wt->tick_ns << tm->t.slack)
+		WT_FAIL(wt, "timer %ld (expires %llu, slack %u) filed at tick %llu",
+			(long)(tm - wt->timers), expires, tm->t.slack, tm->tick);
 	tm->seq = ++wt->seq;
 	tm->clamped = tm->tick < w->clk;
 	tm->level = wt_level_of(tm->tick, w->clk);
@@ -268,6 +292,17 @@ static u64 wt_arm(struct wt *wt, struct wt_timer *tm, u64 expires)
 		WT_FAIL(wt, "timer %ld (expires %llu) armed due at %llu, after its tick's end %llu",
 			(long)(tm - wt->timers), expires, due, end);
 	return due;
+}
+
+/* Arm @tm with the slack grid @slack (see wheel_slack_grid()). */
+static u64 wt_arm_slack(struct wt *wt, struct wt_timer *tm, u64 expires,
+			unsigned int slack)
+{
+	/* Its grid must not change while it is filed. */
+	if (tm->armed)
+		wt_cancel(wt, tm);
+	tm->t.slack = slack;
+	return wt_arm(wt, tm, expires);
 }
 
 /* A timer wheel_first_due() returned: check it against the model and fire it. */
@@ -440,6 +475,9 @@ static void wt_check_wheel(struct wt *wt)
 			if (t->expires < slot->first || t->expires > slot->last)
 				WT_FAIL(wt, "timer %ld: %llu outside slot %u's [%llu, %llu]",
 					id, t->expires, idx, slot->first, slot->last);
+			if (t->slack > slot->slack)
+				WT_FAIL(wt, "timer %ld: slack %u above slot %u's %u",
+					id, t->slack, idx, slot->slack);
 			if (idx == w->drain) {
 				if (wheel_span_start(tick, lvl) != w->clk)
 					WT_FAIL(wt, "timer %ld (tick %llu) in draining slot %u",
@@ -467,9 +505,9 @@ static void wt_check_wheel(struct wt *wt)
 		if (!!n != !!(w->pending_map[lvl] & BIT_ULL(pos)))
 			WT_FAIL(wt, "slot %u holds %u timers, bitmap says %d",
 				idx, n, !!(w->pending_map[lvl] & BIT_ULL(pos)));
-		if (!n && (slot->first != U64_MAX || slot->last))
-			WT_FAIL(wt, "empty slot %u has bounds [%llu, %llu]",
-				idx, slot->first, slot->last);
+		if (!n && (slot->first != U64_MAX || slot->last || slot->slack))
+			WT_FAIL(wt, "empty slot %u has bounds [%llu, %llu], slack %u",
+				idx, slot->first, slot->last, slot->slack);
 		level[lvl] += n;
 		total += n;
 	}
@@ -1254,6 +1292,207 @@ static void wheel_test_forward(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wt->fired, 100);
 }
 
+/* wheel_slack_grid(): the largest power of two ticks within the slack. */
+static void wheel_test_slack_grid(struct kunit *test)
+{
+	static const struct {
+		u64 tick, slack;
+		u8 grid;
+	} cases[] = {
+		{ NSEC_PER_MSEC, 0, 0 },
+		{ NSEC_PER_MSEC, NSEC_PER_MSEC, 0 },
+		{ NSEC_PER_MSEC, 2 * NSEC_PER_MSEC - 1, 0 },
+		{ NSEC_PER_MSEC, 2 * NSEC_PER_MSEC, 1 },
+		{ NSEC_PER_MSEC, 4 * NSEC_PER_MSEC - 1, 1 },
+		{ NSEC_PER_MSEC, 4 * NSEC_PER_MSEC, 2 },
+		{ NSEC_PER_MSEC, NSEC_PER_SEC, 9 },
+		{ NSEC_PER_MSEC, 36 * NSEC_PER_SEC, 15 },
+		{ 100 * NSEC_PER_USEC, NSEC_PER_SEC, 13 },
+		{ 999983, 64 * 999983, 6 },
+		{ 999983, 64 * 999983 - 1, 5 },
+		{ 100 * NSEC_PER_USEC, KTIME_MAX, WHEEL_SLACK_MAX },
+		{ NSEC_PER_MSEC, U64_MAX, WHEEL_SLACK_MAX },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
+		KUNIT_EXPECT_EQ_MSG(test, wheel_slack_grid(cases[i].tick, cases[i].slack),
+				    cases[i].grid, "tick %llu slack %llu",
+				    cases[i].tick, cases[i].slack);
+}
+
+/*
+ * A lone timer with slack, at each level edge and around 64^k ticks from
+ * the clock: filed at its tick rounded up to its grid, never fired early,
+ * and fired no later than that tick's end, within the slack.
+ */
+static void wheel_test_slack_window(struct kunit *test)
+{
+	static const unsigned int grids[] = { 1, 2, 5, 6, 7, 11, 12, 13, 20, 30 };
+	static const u64 tick_ns = NSEC_PER_MSEC;
+	struct wt *wt = wt_new(test, tick_ns, 0, 1);
+	struct wt_timer *tm = &wt->timers[0];
+	unsigned int o, k, g, e;
+
+	for (o = 0; o < ARRAY_SIZE(wt_origins) && !wt->failed; o++) {
+		u64 clk = wt_origins[o];
+
+		for (k = 0; k < LVL_DEPTH - 2 && !wt->failed; k++) {
+			for (g = 0; g < ARRAY_SIZE(grids) && !wt->failed; g++) {
+				/* 64^k - 1, 64^k, 64^k + 1 ticks away, each at its end or start */
+				for (e = 0; e < 6 && !wt->failed; e++) {
+					u64 tick = clk + LVL_GRAN(k) + e / 2 - 1;
+					u64 expires = tick * tick_ns - (e & 1 ? tick_ns - 1 : 0);
+					u64 grid = tick_ns << grids[g], round;
+
+					if (tick <= clk)
+						continue;
+					wt_reset(wt, tick_ns, clk * tick_ns + 7);
+					wt_arm_slack(wt, tm, expires, grids[g]);
+					round = wt_slack_tick(wt, tick, grids[g]);
+					KUNIT_EXPECT_EQ(test, tm->tick, round);
+					KUNIT_EXPECT_EQ(test, round % (1ULL << grids[g]), 0);
+					wt_check_wheel(wt);
+					wt_run_events(wt, KTIME_MAX);
+					KUNIT_EXPECT_GE(test, tm->fired_at, expires);
+					KUNIT_EXPECT_LE(test, tm->fired_at, round * tick_ns);
+					KUNIT_EXPECT_LT_MSG(test, tm->fired_at - expires, grid,
+							    "clk %llu tick %llu grid %u",
+							    clk, tick, grids[g]);
+				}
+			}
+		}
+	}
+	/* Near KTIME_MAX a grid is not used past its tick: the timer stays exact. */
+	wt_reset(wt, tick_ns, 0);
+	wt_arm_slack(wt, tm, KTIME_MAX - 3 * tick_ns, WHEEL_SLACK_MAX);
+	KUNIT_EXPECT_EQ(test, tm->tick, wt_tick_of(wt, KTIME_MAX - 3 * tick_ns));
+	wt_check_wheel(wt);
+	wt_run_events(wt, KTIME_MAX);
+	KUNIT_EXPECT_EQ(test, tm->fired_at, KTIME_MAX - 3 * tick_ns);
+}
+
+/*
+ * Run the wheel of @wt at each of its events up to @until; returns the
+ * number of runs, the wakeups of the wheel's hrtimer.
+ */
+static u64 wt_count_wakeups(struct wt *wt, u64 until)
+{
+	u64 runs = 0;
+
+	while (!wt->failed && runs < 1000000) {
+		u64 next = wheel_next_event(wt->w);
+
+		if (next == U64_MAX || next > until)
+			break;
+		wt_run(wt, max(next, wt->now), UINT_MAX);
+		runs++;
+	}
+	return runs;
+}
+
+#define WT_COALESCE_N	4096
+
+/*
+ * Coalescing: WT_COALESCE_N timers due over 10 s (10000 ticks) with a slack
+ * of @pct % of their delays fire in fewer wakeups than without: every
+ * rounded tick is one run of its slot (the timers of a tick fire at one
+ * time), each timer fires in [deadline, deadline + slack]. Returns the
+ * number of wakeups.
+ */
+static u64 wt_coalesce(struct wt *wt, unsigned int pct, u64 *ticks)
+{
+	const u64 tick_ns = wt->tick_ns, start = 5 * tick_ns + 3;
+	u64 s = 42, wakeups, distinct = 0, fires = 0, prev = 0;
+	unsigned int i;
+
+	wt_reset(wt, tick_ns, start);
+	for (i = 0; i < WT_COALESCE_N; i++) {
+		u64 delay = 1 + wt_below(&s, 10000 * tick_ns);
+
+		wt_arm_slack(wt, &wt->timers[i], start + delay,
+			     wheel_slack_grid(tick_ns, div_u64(delay * pct, 100)));
+	}
+	wt_check_wheel(wt);
+	/* The rounded ticks, in order, as the model has them. */
+	for (i = 0; i < WT_COALESCE_N; i++)
+		ticks[i] = wt->timers[i].tick;
+	sort(ticks, WT_COALESCE_N, sizeof(*ticks), wt_cmp_u64, NULL);
+	for (i = 0; i < WT_COALESCE_N; i++)
+		distinct += !i || ticks[i] != ticks[i - 1];
+	wakeups = wt_count_wakeups(wt, KTIME_MAX);
+	KUNIT_EXPECT_EQ(wt->test, wt->fired, WT_COALESCE_N);
+	for (i = 0; i < WT_COALESCE_N; i++) {
+		struct wt_timer *tm = &wt->timers[i];
+		u64 slack = div_u64((tm->t.expires - start) * pct, 100);
+
+		KUNIT_EXPECT_GE(wt->test, tm->fired_at, tm->t.expires);
+		KUNIT_EXPECT_LE(wt->test, tm->fired_at, tm->t.expires + max(slack, tick_ns));
+		ticks[i] = tm->fired_at;
+	}
+	/* One fire time per rounded tick: its slot ran once. */
+	sort(ticks, WT_COALESCE_N, sizeof(*ticks), wt_cmp_u64, NULL);
+	for (i = 0; i < WT_COALESCE_N; i++) {
+		fires += !i || ticks[i] != prev;
+		prev = ticks[i];
+	}
+	KUNIT_EXPECT_EQ(wt->test, fires, distinct);
+	KUNIT_EXPECT_GE(wt->test, wakeups, distinct);
+	kunit_info(wt->test, "%u timers over 10 s, slack %u %%: %llu wakeups, %llu distinct ticks\n",
+		   WT_COALESCE_N, pct, wakeups, distinct);
+	return wakeups;
+}
+
+static void wheel_test_slack_coalesce(struct kunit *test)
+{
+	struct wt *wt = wt_new(test, NSEC_PER_MSEC, 0, WT_COALESCE_N);
+	u64 *ticks = kunit_kcalloc(test, WT_COALESCE_N, sizeof(*ticks), GFP_KERNEL);
+	u64 none, one, ten;
+
+	KUNIT_ASSERT_NOT_NULL(test, ticks);
+	none = wt_coalesce(wt, 0, ticks);
+	one = wt_coalesce(wt, 1, ticks);
+	ten = wt_coalesce(wt, 10, ticks);
+	/* 4096 deadlines in 10000 ticks take about 3400 wakeups without slack. */
+	KUNIT_EXPECT_GT(test, none, 3000);
+	KUNIT_EXPECT_LT(test, one, none / 2);
+	KUNIT_EXPECT_LT(test, ten, one / 4);
+}
+
+/*
+ * A periodic timer with slack, re-armed one period after each delivered
+ * deadline as twheel.c does: every fire within its window, and the
+ * deadlines never drift, whatever the fires' lateness. Its rounded ticks
+ * start 64-tick spans, so it is filed above level 0 and fires at the end
+ * of its rounded tick, when its slot is cascaded: a grid point is a point
+ * where other timers may join it.
+ */
+static void wheel_test_slack_periodic(struct kunit *test)
+{
+	static const u64 tick_ns = NSEC_PER_MSEC;
+	const u64 period = 1000 * tick_ns + 337, first = 123456789;
+	struct wt *wt = wt_new(test, tick_ns, 0, 1);
+	struct wt_timer *tm = &wt->timers[0];
+	unsigned int i;
+
+	/* 100 ms of slack: a grid of 64 ticks. */
+	wt_arm_slack(wt, tm, first, wheel_slack_grid(tick_ns, 100 * NSEC_PER_MSEC));
+	KUNIT_EXPECT_EQ(test, tm->t.slack, 6);
+	for (i = 0; i < 200 && !wt->failed; i++) {
+		u64 deadline = first + i * period;
+
+		wt_run_events(wt, deadline + 64 * tick_ns);
+		KUNIT_ASSERT_FALSE(test, tm->armed);
+		KUNIT_EXPECT_GE(test, tm->fired_at, deadline);
+		KUNIT_EXPECT_LT(test, tm->fired_at - deadline, 64 * tick_ns);
+		KUNIT_EXPECT_EQ(test, tm->t.expires, deadline);
+		KUNIT_EXPECT_EQ(test, tm->fired_at, wt_lone_fire_time(wt, tm));
+		/* The re-arm: the delivered deadline plus one period, same slack. */
+		wt_arm(wt, tm, deadline + period);
+		KUNIT_EXPECT_EQ(test, tm->tick % 64, 0);
+	}
+}
+
 /*
  * The differential test's wheel_forward(): the clock to a random time
  * before the next event, as the driver may move it when it arms a timer.
@@ -1370,6 +1609,19 @@ static u64 wt_random_step(struct wt *wt, u64 *s)
 	return step;
 }
 
+/*
+ * Slack grids of the differential test: none for most timers, else any
+ * from 2 ticks to the largest, small ones more often.
+ */
+static unsigned int wt_random_slack(u64 *s)
+{
+	if (wt_below(s, 3))
+		return 0;
+	if (wt_below(s, 4))
+		return 1 + wt_below(s, 12);
+	return 1 + wt_below(s, WHEEL_SLACK_MAX);
+}
+
 static unsigned int wt_random_budget(u64 *s)
 {
 	static const unsigned int budgets[] = { 1, 1, 2, 3, 8, 64, 1000, UINT_MAX };
@@ -1411,7 +1663,8 @@ static void wt_random_run(struct wt *wt, u64 seed, u64 ops, u64 tick_ns,
 		}
 		if (r < 30) {
 			tm = &wt->timers[wt_below(&s, active)];
-			wt_arm(wt, tm, wt_random_deadline(wt, &s, hot));
+			wt_arm_slack(wt, tm, wt_random_deadline(wt, &s, hot),
+				     wt_random_slack(&s));
 			arms++;
 		} else if (r < 40) {
 			tm = &wt->timers[wt_below(&s, active)];
@@ -1422,8 +1675,9 @@ static void wt_random_run(struct wt *wt, u64 seed, u64 ops, u64 tick_ns,
 			ns = wt_random_deadline(wt, &s, hot);
 			spread = wt_below(&s, 2) ? 0 : tick_ns << wt_below(&s, 13);
 			for (k = wt_below(&s, 128); k; k--, wt->op++, arms++)
-				wt_arm(wt, &wt->timers[wt_below(&s, active)],
-				       min_t(u64, ns + wt_below(&s, spread), KTIME_MAX));
+				wt_arm_slack(wt, &wt->timers[wt_below(&s, active)],
+					     min_t(u64, ns + wt_below(&s, spread),
+						   KTIME_MAX), wt_random_slack(&s));
 		} else if (!running && !wt_below(&s, 4)) {
 			wt_forward(wt, &s);
 		} else if (!running) {
@@ -1515,6 +1769,10 @@ static struct kunit_case wheel_test_cases[] = {
 	KUNIT_CASE(wheel_test_past),
 	KUNIT_CASE(wheel_test_past_clock_ahead),
 	KUNIT_CASE(wheel_test_forward),
+	KUNIT_CASE(wheel_test_slack_grid),
+	KUNIT_CASE(wheel_test_slack_window),
+	KUNIT_CASE(wheel_test_slack_coalesce),
+	KUNIT_CASE(wheel_test_slack_periodic),
 	KUNIT_CASE_PARAM(wheel_test_random, wt_random_params),
 	{}
 };
