@@ -212,7 +212,8 @@ MODULE_PARM_DESC(max_user_timers, "Maximum timers per user over all files (defau
 			 TWHEEL_FEATURE_REPLACE | TWHEEL_FEATURE_BATCH |	\
 			 TWHEEL_FEATURE_MODIFY | TWHEEL_FEATURE_EVENT_SIZE |	\
 			 TWHEEL_FEATURE_TIMENS | TWHEEL_FEATURE_BATCH_PROGRESS |\
-			 TWHEEL_FEATURE_RING | TWHEEL_FEATURE_CLOCKS)
+			 TWHEEL_FEATURE_RING | TWHEEL_FEATURE_CLOCKS |\
+			 TWHEEL_FEATURE_SLACK)
 
 /**
  * struct twd_user - the timers of one user, over all their files
@@ -1000,6 +1001,9 @@ static void twd_unqueue(struct twd_ctx *ctx, struct twd_timer *t)
 static void twd_timer_setup(struct twd_timer *t, const struct twheel_arm *arm)
 {
 	t->data = arm->data;
+	/* Checked by twd_check_arm(); without slack, spare the wheel lock. */
+	if (arm->slack_ns || twheel_slack(&t->wt))
+		WARN_ON_ONCE(twheel_set_slack(&t->wt, arm->slack_ns));
 	/* A new timer is one-shot: spare the common case a wheel lock. */
 	if (arm->period_ns || twheel_period(&t->wt))
 		twheel_set_period(&t->wt, arm->period_ns,
@@ -1149,7 +1153,7 @@ static int twd_check_arm(const struct twheel_arm *arm)
 	if (arm->flags & ~(TWHEEL_ARM_ABS | TWHEEL_ARM_REPLACE |
 			   TWD_ARM_CLOCKS | TWHEEL_ARM_CANCEL_ON_SET))
 		return -EINVAL;
-	if (arm->__reserved)
+	if (arm->__reserved || arm->slack_ns > KTIME_MAX)
 		return -EINVAL;
 	return twd_check_clock(arm->flags) ?:
 	       twd_check_period(arm->period_ns, arm->count);
@@ -1389,6 +1393,7 @@ static void twd_query(struct twd_ctx *ctx, struct twd_timer *t,
 	q->period_ns = period;
 	q->data = t->data;
 	q->overruns = list_empty(&t->ready) ? 0 : t->overruns;
+	q->slack_ns = twheel_slack(&t->wt);
 	q->deadline_ns = twd_time_from_host(q->deadline_ns,
 					    twd_tns_of(tns, t->flags));
 }

@@ -119,14 +119,14 @@ TEST_F(err, einval_values)
 TEST_F(err, einval_short_size)
 {
 	struct twheel_arm a = tw_arm_rel(1, 0, 0);
-	struct twheel_query q = { .size = sizeof(q) - 8, .key = SENTINEL };
+	struct twheel_query q = { .size = TWHEEL_QUERY_SIZE_VER0 - 8, .key = SENTINEL };
 	__s32 status = 0;
 	struct twheel_arm_batch b = {
 		.size = sizeof(b), .entries = (uintptr_t)&a,
 		.status = (uintptr_t)&status, .count = 1, .entry_size = 40,
 	};
 
-	a.size = sizeof(a) - 4;
+	a.size = TWHEEL_ARM_SIZE_VER0 - 4;
 	EXPECT_EQ(-EINVAL, tw_ioctl(self->fd, TWHEEL_IOC_ARM, &a));
 	a.size = 0;
 	EXPECT_EQ(-EINVAL, tw_ioctl(self->fd, TWHEEL_IOC_ARM, &a));

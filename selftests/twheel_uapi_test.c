@@ -33,7 +33,12 @@
 /* What a "v2" header would declare: each struct with one more field. */
 struct arm_v2 {
 	struct twheel_arm v1;
-	__aligned_u64 slack_ns;		/* unknown to this kernel */
+	__aligned_u64 future_ns;	/* unknown to this kernel */
+};
+
+/* What the first header declared: struct twheel_arm without slack_ns. */
+struct arm_v1 {
+	__u8 b[TWHEEL_ARM_SIZE_VER0];
 };
 
 struct query_v2 {
@@ -51,9 +56,9 @@ struct event_v2 {
 	__aligned_u64 clockid;		/* unknown to this kernel */
 };
 
-/* Today's structs are the first ones. */
+/* Today's structs are the first ones, but for twheel_arm's slack_ns. */
 static_assert(sizeof(struct twheel_version) == TWHEEL_VERSION_SIZE_VER0, "");
-static_assert(sizeof(struct twheel_arm) == TWHEEL_ARM_SIZE_VER0, "");
+static_assert(sizeof(struct twheel_arm) == TWHEEL_ARM_SIZE_VER0 + 8, "");
 static_assert(sizeof(struct twheel_event) == TWHEEL_EVENT_SIZE_VER0, "");
 
 FIXTURE(uapi) {
@@ -95,8 +100,9 @@ TEST_F(uapi, size_ver0_v1_client)
 	struct twheel_cancel c = { .size = TWHEEL_CANCEL_SIZE_VER0, .key = 3 };
 	__u64 keys[1] = { 4 };
 	__s32 status[2] = { 7, 7 };
-	struct twheel_arm e[2] = { tw_arm_rel(3, 0, 10000 * MS),
-				   tw_arm_rel(4, 0, 10000 * MS) };
+	struct twheel_arm e0[2] = { tw_arm_rel(3, 0, 10000 * MS),
+				    tw_arm_rel(4, 0, 10000 * MS) };
+	struct arm_v1 e[2];
 	struct twheel_arm_batch ab = {
 		.size = TWHEEL_ARM_BATCH_SIZE_VER0, .entries = (uintptr_t)e,
 		.status = (uintptr_t)status, .count = 2,
@@ -109,6 +115,11 @@ TEST_F(uapi, size_ver0_v1_client)
 	struct twheel_event ev[4];
 	int i, n;
 
+	/* Entries TWHEEL_ARM_SIZE_VER0 apart, each of that size. */
+	for (i = 0; i < 2; i++) {
+		e0[i].size = TWHEEL_ARM_SIZE_VER0;
+		memcpy(&e[i], &e0[i], sizeof(e[i]));
+	}
 	/* A v1 client never sets want_event_size: VER0 records. */
 	ASSERT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_VERSION, &v));
 	EXPECT_EQ(TWHEEL_EVENT_SIZE_VER0, v.event_size);
@@ -207,7 +218,7 @@ TEST_F(uapi, size_ver0_v2_client_e2big_writes_size)
 	struct arm_v2 a = { .v1 = tw_arm_rel(1, 31, 10000 * MS) };
 	struct query_v2 q = { .v1 = { .size = sizeof(q), .key = 1 },
 			      .clockid = 1 };
-	struct arm_v2 e = { .v1 = tw_arm_rel(2, 32, 10000 * MS), .slack_ns = 1 };
+	struct arm_v2 e = { .v1 = tw_arm_rel(2, 32, 10000 * MS), .future_ns = 1 };
 	__s32 status = TWHEEL_STATUS_UNDONE;
 	struct twheel_arm_batch ab = {
 		.size = sizeof(ab), .entries = (uintptr_t)&e,
@@ -219,7 +230,7 @@ TEST_F(uapi, size_ver0_v2_client_e2big_writes_size)
 
 	ASSERT_NE(NULL, page);
 	a.v1.size = sizeof(a);
-	a.slack_ns = 5 * MS;
+	a.future_ns = 5 * MS;
 	EXPECT_EQ(-E2BIG, tw_ioctl(self->fd, TWHEEL_IOC_ARM, &a));
 	EXPECT_EQ(sizeof(struct twheel_arm), a.v1.size);
 	EXPECT_EQ(-ENOENT, tw_cancel(self->fd, 1));

@@ -95,6 +95,7 @@
 #define TWHEEL_FEATURE_TIMENS		0x80ULL	/* time namespaces honoured */
 #define TWHEEL_FEATURE_RING		0x100ULL /* TWHEEL_IOC_RING_SETUP, mmap */
 #define TWHEEL_FEATURE_CLOCKS		0x200ULL /* BOOTTIME, REALTIME timers */
+#define TWHEEL_FEATURE_SLACK		0x400ULL /* twheel_arm.slack_ns */
 
 /*
  * The first released size of each struct: the smallest @size accepted. A
@@ -185,6 +186,15 @@ struct twheel_version {
  * @count: number of fires of a periodic timer, 0 for no limit; must be 0
  *	for a one-shot timer
  * @__reserved: must be 0
+ * @slack_ns: how late after each deadline the timer may fire, besides the
+ *	usual tick and softirq latency (TWHEEL_FEATURE_SLACK; 0, no slack, for
+ *	callers built before it): the timer fires in [deadline, deadline +
+ *	slack_ns + lateness], never early, and the wheel lets timers whose
+ *	windows overlap fire together, for fewer wakeups. The wheel uses the
+ *	largest power of two ticks not above @slack_ns (less than two ticks:
+ *	none), as QUERY reports. It stays with the timer: MODIFY keeps it, and
+ *	every fire of a periodic timer may use it (a slack of a period or more
+ *	folds deadlines into overruns). Above KTIME_MAX: -EINVAL.
  */
 struct twheel_arm {
 	__u32 size;
@@ -195,6 +205,7 @@ struct twheel_arm {
 	__aligned_u64 period_ns;
 	__u32 count;
 	__u32 __reserved;
+	__aligned_u64 slack_ns;
 };
 
 /* Flags of struct twheel_arm_batch and struct twheel_cancel_batch */
@@ -295,6 +306,7 @@ struct twheel_cancel_batch {
  * event carries the old deadline; a one-shot timer then fails MODIFY with
  * -ENOENT, a periodic one is moved from its next deadline on), and every
  * other fire uses either the old or the new deadline, period and count.
+ * The timer keeps its slack (twheel_arm.slack_ns).
  */
 struct twheel_modify {
 	__u32 size;
@@ -326,6 +338,8 @@ struct twheel_modify {
  * @data: out: the timer's data
  * @overruns: out: overruns of the queued event so far
  * @__reserved: must be 0
+ * @slack_ns: out: the slack the timer uses (TWHEEL_FEATURE_SLACK): its
+ *	twheel_arm.slack_ns rounded down to a power of two ticks, 0 for none
  */
 struct twheel_query {
 	__u32 size;
@@ -339,6 +353,7 @@ struct twheel_query {
 	__aligned_u64 data;
 	__u32 overruns;
 	__u32 __reserved;
+	__aligned_u64 slack_ns;
 };
 
 /**
