@@ -1173,6 +1173,70 @@ static void twheel_test_set_period_invalid(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, twheel_set_period(&p->timer, 0, 0), 0);
 }
 
+/* ---- slack ---- */
+
+/*
+ * twheel_set_slack(): read back as a power of two ticks, refused above
+ * KTIME_MAX, applied at once to a pending timer (filed again, still
+ * pending) and kept by twheel_mod(); both fire within their slack.
+ */
+static void twheel_test_slack_set(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 2, tw_probe_fn, 0);
+	u64 slack = 16 * tw_tick(), now = ktime_get();
+	unsigned int i;
+
+	KUNIT_EXPECT_EQ(test, twheel_slack(&p[0].timer), 0);
+	KUNIT_EXPECT_EQ(test, twheel_set_slack(&p[0].timer, 2 * tw_tick() - 1), 0);
+	KUNIT_EXPECT_EQ(test, twheel_slack(&p[0].timer), 0);
+	KUNIT_EXPECT_EQ(test, twheel_set_slack(&p[0].timer, 3 * tw_tick()), 0);
+	KUNIT_EXPECT_EQ(test, twheel_slack(&p[0].timer), 2 * tw_tick());
+	KUNIT_EXPECT_EQ(test, twheel_set_slack(&p[0].timer, (u64)KTIME_MAX + 1),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, twheel_slack(&p[0].timer), 2 * tw_tick());
+
+	KUNIT_ASSERT_EQ(test, tw_arm_on(&p[0], now + 30 * NSEC_PER_MSEC,
+					tw_home_cpu()), 0);
+	KUNIT_EXPECT_EQ(test, twheel_set_slack(&p[0].timer, slack), 0);
+	KUNIT_EXPECT_TRUE(test, twheel_pending(&p[0].timer));
+	KUNIT_EXPECT_EQ(test, twheel_slack(&p[0].timer), slack);
+	KUNIT_EXPECT_EQ(test, twheel_set_slack(&p[1].timer, slack), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_on(&p[1], now + 500 * NSEC_PER_MSEC,
+					tw_home_cpu()), 0);
+	p[1].deadline = now + 40 * NSEC_PER_MSEC;
+	KUNIT_EXPECT_EQ(test, twheel_mod(&p[1].timer, p[1].deadline,
+					 TWHEEL_ABS), 1);
+	KUNIT_EXPECT_EQ(test, twheel_slack(&p[1].timer), slack);
+	for (i = 0; i < 2; i++) {
+		KUNIT_ASSERT_TRUE(test, tw_wait(&p[i].done, TW_TIMEOUT_MS));
+		tw_expect_timely(test, &p[i], TW_SLACK_NS + slack);
+	}
+}
+
+/* A periodic timer with slack: its count, no drift, the last fire timely. */
+static void twheel_test_slack_periodic(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 1, tw_probe_fn, 0);
+	u64 period = 20 * NSEC_PER_MSEC + 123, slack = 8 * tw_tick();
+	s64 late;
+
+	p->want = 5;
+	KUNIT_ASSERT_EQ(test, twheel_set_slack(&p->timer, slack), 0);
+	KUNIT_ASSERT_EQ(test, twheel_set_period(&p->timer, period, 5), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, period, tw_home_cpu()), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p->done, TW_TIMEOUT_MS));
+	tw_sleep_ms(50);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), 5);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p->timer));
+	tw_expect_no_drift(test, p, 5, period);
+	late = p->fire_ns - p->fired[4];
+	KUNIT_EXPECT_GE(test, late, 0);
+	KUNIT_EXPECT_LE(test, late, (s64)tw_late_bound(p->ctx, p->fired[4],
+						       p->fire_ns,
+						       TW_SLACK_NS + slack));
+	KUNIT_EXPECT_EQ(test, twheel_slack(&p->timer), slack);
+}
+
 /* ---- modify ---- */
 
 static void twheel_test_mod_idle(struct kunit *test)
@@ -1961,6 +2025,8 @@ static struct kunit_case twheel_test_cases[] = {
 	KUNIT_CASE(twheel_test_periodic_forever),
 	KUNIT_CASE(twheel_test_periodic_overruns),
 	KUNIT_CASE(twheel_test_set_period_invalid),
+	KUNIT_CASE(twheel_test_slack_set),
+	KUNIT_CASE(twheel_test_slack_periodic),
 	KUNIT_CASE(twheel_test_mod_idle),
 	KUNIT_CASE(twheel_test_mod_pending),
 	KUNIT_CASE(twheel_test_reduce_only_earlier),
