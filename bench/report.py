@@ -381,6 +381,26 @@ def add_wakeups(t, res):
                      r['case'] == 'spread_over_hour'), key=lambda r: r['n']):
         t.row(f'wheel wakeups/s, {f_n(r["n"])} timers over an hour',
               {'twheel': f'{med(r["per_s"]):g}'})
+    add_wakeups_slack(t, res)
+
+
+def add_wakeups_slack(t, res):
+    """twheel_bench's slack runs: timers due uniformly over an hour, each
+    with a slack of pct % of its delay. The cell is the whole hour on
+    virtual time (the wheel's own code, run at each of its events), then a
+    window of the guest's real wakeups half an hour in, next to the virtual
+    count of the same window in parentheses."""
+    for r in sorted((r for r in res.all if r['kind'] == 'wakeups_slack'),
+                    key=lambda r: (r['n'], r['pct'])):
+        slack = f'{r["pct"]} % slack' if r['pct'] else 'no slack'
+        hour = r.get('hour_per_s')
+        win = (f'; {med(r["window_ms"]) / 1000:g} s at '
+               f'{med(r["window_at_ms"]) / 60000:.0f} min: guest '
+               f'{med(r["guest_window_per_s"]):g}')
+        if 'virtual_window_per_s' in r:
+            win += f' (virtual {med(r["virtual_window_per_s"]):g})'
+        t.row(f'wakeups/s, {f_n(r["n"])} timers over 1 h, {slack}',
+              {'twheel': ('-' if hour is None else f'{med(hour):g}') + win})
 
 
 def add_load(t, res):

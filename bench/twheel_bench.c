@@ -34,6 +34,10 @@
  *            load as ubench's keyed timers through /dev/twheel.
  *  wakeups   runs of twheel's per-CPU hrtimer per second: idle, one timer an
  *            hour away, and N timers spread over an hour (measured once)
+ *  slack     the same with slack_n timers due over an hour, each with a
+ *            slack of 0, 1 and 10 % (slack_list) of its delay: the whole
+ *            hour on virtual time, and a window in the guest (see
+ *            tb_slack_one())
  *  size      bytes per timer
  *
  * Every round of a measurement runs every facility, the order rotating from
@@ -78,6 +82,11 @@
 
 #include "compat.h"
 #include "twheel.h"
+/* The slack runs drive a private wheel on virtual time, as KUnit does. */
+#include "wheel.c"
+
+/* They only let timers fire: wheel.c's cancel goes unused here. */
+static void wheel_del(struct wheel *w, struct twheel_timer *timer) __maybe_unused;
 
 /* Operations between two clock reads and cond_resched() calls. */
 #define CHUNK		1024
@@ -120,6 +129,22 @@ MODULE_PARM_DESC(flood_rounds, "Rounds that run the flood lateness run");
 static unsigned int wake_ms = 2000;
 module_param(wake_ms, uint, 0444);
 MODULE_PARM_DESC(wake_ms, "Sampling time of each wakeup count, ms");
+
+static char *slack_list = "0,1,10";
+module_param(slack_list, charp, 0444);
+MODULE_PARM_DESC(slack_list, "Slack of the timers of the slack runs, % of each delay, comma separated");
+
+static unsigned int slack_n = 1000000;
+module_param(slack_n, uint, 0444);
+MODULE_PARM_DESC(slack_n, "Timers due over an hour in the slack runs (0 skips them)");
+
+static unsigned int slack_ms = 10000;
+module_param(slack_ms, uint, 0444);
+MODULE_PARM_DESC(slack_ms, "The guest's window of the slack runs, ms");
+
+static bool slack_only;
+module_param(slack_only, bool, 0444);
+MODULE_PARM_DESC(slack_only, "Run the slack runs only");
 
 static unsigned int seed = 1;
 module_param(seed, uint, 0444);
@@ -186,7 +211,7 @@ static void *tb_vmalloc(size_t size)
 	return __vmalloc(size, GFP_KERNEL | __GFP_NOWARN);
 }
 
-static int tb_parse_list(const char *str, unsigned int *out)
+static int tb_parse_list(const char *str, unsigned int *out, bool zero_ok)
 {
 	char *copy, *p, *tok;
 	int n = 0, ret = 0;
@@ -200,7 +225,7 @@ static int tb_parse_list(const char *str, unsigned int *out)
 			continue;
 		if (n == MAX_N)
 			ret = -E2BIG;
-		else if (kstrtouint(tok, 0, &out[n]) || !out[n])
+		else if (kstrtouint(tok, 0, &out[n]) || (!out[n] && !zero_ok))
 			ret = -EINVAL;
 		else
 			n++;
@@ -307,6 +332,190 @@ static void tb_wakeups_sparse(void)
 	twheel_add(&t, HOUR_NS, TWHEEL_REL);
 	tb_wakeups("one_hour_away", 1);
 	twheel_cancel_sync(&t);
+}
+
+/* ---- wakeups with slack: slack_n timers over an hour ---- */
+
+/* The guest's window starts half an hour into the hour... */
+#define TB_SLACK_AT	(HOUR_NS / 2)
+/* ...which is this long after the slack run starts arming. */
+#define TB_SLACK_LEAD	(5ULL * NSEC_PER_SEC)
+
+/**
+ * struct tb_slack - the timers of the slack runs
+ * @n:		how many
+ * @delay:	each one's deadline, from the start of the hour
+ * @t:		the timers, on a private wheel or on twheel's
+ */
+struct tb_slack {
+	u32			n;
+	u64			*delay;
+	struct twheel_timer	*t;
+};
+
+/* Timer @i's slack: @pct % of its delay. */
+static u64 tb_slack_ns(const struct tb_slack *s, u32 i, unsigned int pct)
+{
+	return div_u64(s->delay[i] * pct, 100);
+}
+
+/* One run of a wheel at @now, as twheel_run() does it, without callbacks. */
+static void tb_wheel_run(struct wheel *w, u64 now)
+{
+	for (;;) {
+		struct twheel_timer *t = wheel_first_due(w, now);
+		unsigned int budget = UINT_MAX;
+
+		if (t)
+			wheel_del_due(w, t);
+		else if (wheel_advance(w, now, &budget) == WHEEL_IDLE)
+			return;
+	}
+}
+
+/*
+ * The whole hour on virtual time: the timers on a private wheel (wheel.c,
+ * the code of twheel's wheels) at time 0, each with the grid
+ * twheel_set_slack() gives its slack, and the wheel run at each of its
+ * events, as its hrtimer runs it. Returns the runs, the wakeups, over the
+ * hour; *@win gets those in [@from, @to). Without memory, U64_MAX.
+ */
+static u64 tb_slack_virtual(struct tb_slack *s, unsigned int pct, u64 from,
+			    u64 to, u64 *win)
+{
+	struct wheel *w = kvzalloc(sizeof(*w), GFP_KERNEL);
+	u64 runs = 0, next;
+	u32 i;
+
+	*win = 0;
+	if (!w)
+		return U64_MAX;
+	wheel_init(w, twheel_tick_ns(), 0);
+	for (i = 0; i < s->n; i++) {
+		struct twheel_timer *t = &s->t[i];
+
+		memset(t, 0, sizeof(*t));
+		t->expires = s->delay[i];
+		t->slack = wheel_slack_grid(twheel_tick_ns(),
+					    tb_slack_ns(s, i, pct));
+		wheel_add(w, t);
+	}
+	while ((next = wheel_next_event(w)) != U64_MAX) {
+		runs++;
+		*win += next >= from && next < to;
+		tb_wheel_run(w, next);
+		if (!(runs % CHUNK))
+			cond_resched();
+	}
+	kvfree(w);
+	return runs;
+}
+
+/*
+ * The same timers on twheel's wheel of this CPU as they are half an hour
+ * into the hour: those due after that, armed now at their deadlines less
+ * half an hour plus TB_SLACK_LEAD, with their slack; then twheel's wakeups
+ * counted over slack_ms. Returns the wakeups; *@late gets how far the
+ * window started after the half hour (arming took longer than the lead).
+ */
+static u64 tb_slack_guest(struct tb_slack *s, unsigned int pct, u64 *late)
+{
+	u64 start = ktime_get() + TB_SLACK_LEAD, before, delta, now;
+	u32 i;
+
+	for (i = 0; i < s->n; i++) {
+		struct twheel_timer *t = &s->t[i];
+
+		if (s->delay[i] < TB_SLACK_AT)
+			continue;
+		twheel_timer_init(t, tb_nop_tw, 0);
+		twheel_set_slack(t, tb_slack_ns(s, i, pct));
+		twheel_add(t, start + s->delay[i] - TB_SLACK_AT, TWHEEL_ABS);
+		if (!(i % CHUNK))
+			cond_resched();
+	}
+	now = ktime_get();
+	if (now < start)
+		msleep(div_u64(start - now, NSEC_PER_MSEC));
+	*late = ktime_get() - start;
+	before = tb_wheel_wakeups();
+	msleep(slack_ms);
+	delta = tb_wheel_wakeups() - before;
+	for (i = 0; i < s->n; i++) {
+		if (s->delay[i] >= TB_SLACK_AT)
+			twheel_cancel_sync(&s->t[i]);
+		if (!(i % CHUNK))
+			cond_resched();
+	}
+	return delta;
+}
+
+/*
+ * Wakeups with @pct % slack. An hour cannot be waited for, so the hour is
+ * counted on virtual time through the wheel's own code, and checked
+ * against the guest: slack_ms of twheel's real wakeups, half an hour into
+ * the same hour (the timers due after it armed with their remaining
+ * time), next to the virtual count of the same window. The virtual count
+ * is what the hrtimer would do on an idle CPU; in the guest, runs that
+ * come late may merge.
+ */
+static void tb_slack_one(struct tb_slack *s, unsigned int pct)
+{
+	u64 guest, late, runs, win, from;
+	char name[16];
+
+	guest = tb_slack_guest(s, pct, &late);
+	from = TB_SLACK_AT + late;
+	runs = tb_slack_virtual(s, pct, from, from + slack_ms * NSEC_PER_MSEC,
+				&win);
+	tb_jbegin("wakeups_slack");
+	snprintf(name, sizeof(name), "slack_%u", pct);
+	tb_jstr("case", name);
+	tb_ju64("n", s->n);
+	tb_ju64("pct", pct);
+	tb_ju64("tick_ns", twheel_tick_ns());
+	if (runs != U64_MAX) {
+		tb_ju64("hour_runs", runs);
+		tb_jtenths("hour_per_s", div_u64(runs * 10, 3600));
+		tb_jtenths("virtual_window_per_s",
+			   div_u64(win * 10 * MSEC_PER_SEC, slack_ms));
+	}
+	tb_jtenths("guest_window_per_s",
+		   div_u64(guest * 10 * MSEC_PER_SEC, slack_ms));
+	tb_ju64("window_ms", slack_ms);
+	tb_ju64("window_at_ms", div_u64(from, NSEC_PER_MSEC));
+	tb_jend();
+}
+
+static int tb_slack_all(void)
+{
+	unsigned int pcts[MAX_N];
+	struct tb_slack s = { .n = slack_n };
+	int count, i;
+	u32 j;
+
+	count = tb_parse_list(slack_list, pcts, true);
+	if (count < 0)
+		return count;
+	if (!slack_n || !count)
+		return 0;
+	s.delay = tb_vmalloc(array_size(slack_n, sizeof(*s.delay)));
+	s.t = tb_vmalloc(array_size(slack_n, sizeof(*s.t)));
+	if (!s.delay || !s.t) {
+		tb_jbegin("skip");
+		tb_jstr("what", "wakeups_slack");
+		tb_jstr("why", "vmalloc");
+		tb_jend();
+		goto out_free;
+	}
+	for (j = 0; j < slack_n; j++)
+		s.delay[j] = tb_delay(0, HOUR_NS);
+	for (i = 0; i < count; i++)
+		tb_slack_one(&s, pcts[i]);
+out_free:
+	vfree(s.t);
+	vfree(s.delay);
+	return 0;
 }
 
 /* ---- cost: arm, modify, cancel with N pending ---- */
@@ -1111,7 +1320,7 @@ static int tb_all_costs(void)
 	unsigned int ns[MAX_N], i;
 	int count;
 
-	count = tb_parse_list(n_list, ns);
+	count = tb_parse_list(n_list, ns, false);
 	if (count < 0)
 		return count;
 	for (i = 0; i < count; i++)
@@ -1128,7 +1337,7 @@ static int tb_all_fires(void)
 	unsigned int ns[MAX_N], r, i, f;
 	int count, ret = 0;
 
-	count = tb_parse_list(burst_list, ns);
+	count = tb_parse_list(burst_list, ns, false);
 	if (count < 0)
 		return count;
 	for (r = 0; r < rounds && !ret; r++) {
@@ -1166,10 +1375,17 @@ static int __init tb_init(void)
 
 	migrate_disable();
 	tb_env();
+	if (slack_only) {
+		ret = tb_slack_all();
+		goto out;
+	}
 	tb_wakeups_sparse();
-	ret = tb_all_costs();
+	ret = tb_slack_all();
+	if (!ret)
+		ret = tb_all_costs();
 	if (!ret)
 		ret = tb_all_fires();
+out:
 	migrate_enable();
 
 	pr_info("%s after %llu ms\n", ret ? "failed" : "done",

@@ -28,7 +28,12 @@
  * The directed cases cover the slot calculation, each level edge,
  * deadlines 64^k and 64^k +- 1 ticks away for k = 1..7, FIFO within a tick
  * through cascades, the O(1) splice of a burst, the bounded cascade,
- * cancels in the middle of either, sparse precision and past deadlines.
+ * cancels in the middle of either, sparse precision and past deadlines,
+ * and slack: the grid of a slack, lone timers with slack at the level
+ * edges, the coalescing of many timers into one run per rounded tick, and
+ * a periodic timer with slack. The model files a timer with slack at its
+ * tick rounded up to its grid, by division; a third of the differential
+ * test's arms have a random slack.
  * wheel_test_random() is the differential test: WT_OPS random operations
  * (4M here, 10M with other seeds in twheel_wheel_stress.ko for make stress,
  * see wheel_stress.c), in runs of 1M, each on a fresh wheel with its own
