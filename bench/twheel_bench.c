@@ -286,6 +286,12 @@ static void tb_jtenths(const char *key, u64 tenths)
 	tb_jadd(",\"%s\":%llu.%llu", key, tenths / 10, tenths % 10);
 }
 
+/* @milli / 1000 with three decimals. */
+static void tb_jmilli(const char *key, u64 milli)
+{
+	tb_jadd(",\"%s\":%llu.%03llu", key, milli / 1000, milli % 1000);
+}
+
 static void tb_jend(void)
 {
 	pr_info("RESULT {%s}\n", tb_json.buf);
@@ -476,12 +482,14 @@ static void tb_slack_one(struct tb_slack *s, unsigned int pct)
 	tb_ju64("tick_ns", twheel_tick_ns());
 	if (runs != U64_MAX) {
 		tb_ju64("hour_runs", runs);
-		tb_jtenths("hour_per_s", div_u64(runs * 10, 3600));
-		tb_jtenths("virtual_window_per_s",
-			   div_u64(win * 10 * MSEC_PER_SEC, slack_ms));
+		tb_jmilli("hour_per_s", div_u64(runs * 1000, 3600));
+		tb_jmilli("virtual_window_per_s",
+			  div_u64(win * 1000 * MSEC_PER_SEC, slack_ms));
 	}
-	tb_jtenths("guest_window_per_s",
-		   div_u64(guest * 10 * MSEC_PER_SEC, slack_ms));
+	tb_jmilli("guest_window_per_s",
+		  div_u64(guest * 1000 * MSEC_PER_SEC, slack_ms));
+	tb_ju64("guest_window_runs", guest);
+	tb_ju64("virtual_window_runs", win);
 	tb_ju64("window_ms", slack_ms);
 	tb_ju64("window_at_ms", div_u64(from, NSEC_PER_MSEC));
 	tb_jend();
