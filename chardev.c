@@ -108,6 +108,15 @@
  * The twd_timer does not grow for this: no per-clock list, only the
  * offset in place of the period, which twheel keeps anyway.
  *
+ * A deadline before CLOCK_MONOTONIC's zero (a wall-clock time before the
+ * boot, after the clock was set forward by more than the uptime, say from
+ * 1970 to today by NTP) has no monotonic equivalent: such a timer is filed
+ * at 0 (fires at once), marked TWD_PAST, with @clock_off the difference
+ * that maps 0 back to its deadline, and its fire works in its clock
+ * (twd_fire_past()): the latest deadline passed, the earlier ones folded,
+ * the next one filed in phase. Likewise at KTIME_MAX for a wall clock set
+ * near 1970.
+ *
  * Between the set and the work, a timer may fire at its old monotonic
  * equivalent: the callback compares its clock's offset with @clock_off
  * and, if the clock was set, cancels a TWD_CANCEL_ON_SET timer, fires
@@ -123,6 +132,7 @@
 #include <linux/fs.h>
 #include <linux/hashtable.h>
 #include <linux/irq_work.h>
+#include <linux/math64.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -197,6 +207,7 @@ MODULE_PARM_DESC(max_user_timers, "Maximum timers per user over all files (defau
 #define TWD_REALTIME		BIT(4)	/* the timer's clock: CLOCK_REALTIME */
 #define TWD_CANCEL_ON_SET	BIT(5)	/* cancel it when its clock is set */
 #define TWD_CANCELED		BIT(6)	/* the last event is a cancel */
+#define TWD_PAST		BIT(7)	/* filed out of range: see twd_file() */
 
 /* The clock bits: neither for CLOCK_MONOTONIC. */
 #define TWD_CLOCKS		(TWD_BOOTTIME | TWD_REALTIME)
@@ -370,7 +381,9 @@ struct twd_ctx {
  * @clock_off:	for a timer of CLOCK_BOOTTIME or CLOCK_REALTIME, that clock
  *		minus CLOCK_MONOTONIC when the timer was filed: it is filed
  *		on the wheel (which runs on CLOCK_MONOTONIC) at its deadline
- *		minus @clock_off; 0 for CLOCK_MONOTONIC; under the event lock
+ *		minus @clock_off (for a TWD_PAST timer, @clock_off maps its
+ *		clamped filing back to its deadline; see twd_file()); 0 for
+ *		CLOCK_MONOTONIC; under the event lock
  * @deadline:	the deadline of the last fire, in the timer's clock (host
  *		time), under the event lock
  * @fired_at:	when the last fire ran (same clock), under the event lock
@@ -596,6 +609,34 @@ static u64 twd_clock_sub(u64 t, s64 off)
 static u64 twd_clock_add(u64 t, s64 off)
 {
 	return twd_clock_sub(t, off == S64_MIN ? S64_MAX : -off);
+}
+
+/*
+ * Where to file a timer whose deadline is @deadline of a clock now @off ns
+ * ahead of CLOCK_MONOTONIC: returns the CLOCK_MONOTONIC time, and in
+ * *@clock_off what maps it back to @deadline exactly. That is @off, unless
+ * the deadline lies before CLOCK_MONOTONIC's zero (a wall-clock deadline
+ * before the boot: long past, it fires at once) or beyond KTIME_MAX (a
+ * wall clock set before 1970 + uptime), where the time is clamped: then
+ * *@clock_off is not the clock's offset, and twd_set_filed() marks the
+ * timer TWD_PAST, so that its fire decides in its clock (twd_fire_past()).
+ */
+static u64 twd_file(u64 deadline, s64 off, s64 *clock_off)
+{
+	u64 mono = twd_clock_sub(deadline, off);
+
+	*clock_off = (s64)(deadline - mono);
+	return mono;
+}
+
+/* @t is filed as twd_file() said, its clock @off ahead now. */
+static void twd_set_filed(struct twd_timer *t, s64 clock_off, s64 off)
+{
+	t->clock_off = clock_off;
+	if (clock_off != off)
+		t->flags |= TWD_PAST;
+	else
+		t->flags &= ~TWD_PAST;
 }
 
 /*
@@ -869,6 +910,7 @@ static bool twd_fire_clock_set(struct twd_ctx *ctx, struct twd_timer *t,
 	struct twheel_timer *wt = &t->wt;
 	u64 period = twheel_period(wt);
 	u32 overruns = twheel_overruns(wt), left;
+	s64 clock_off;
 	/* The first deadline this fire stands for, then in the clock. */
 	u64 first = twheel_fired_deadline(wt) - (u64)overruns * period;
 	u64 deadline = twd_clock_add(first, t->clock_off);
@@ -890,34 +932,26 @@ static bool twd_fire_clock_set(struct twd_ctx *ctx, struct twd_timer *t,
 	left = twheel_fires_left(wt);
 	if (period && left != TWHEEL_FOREVER)
 		twheel_set_period(wt, period, left + overruns + 1);
-	t->clock_off = off;
+	deadline = twd_file(deadline, off, &clock_off);
+	twd_set_filed(t, clock_off, off);
 	/* Replaces the periodic re-arm of this fire; cannot fail. */
-	twheel_mod(wt, twd_clock_sub(deadline, off), TWHEEL_ABS);
+	twheel_mod(wt, deadline, TWHEEL_ABS);
 	return true;
 }
 
 /*
- * One fire of @t, under its file's event lock: queue the timer's event
+ * Deliver a fire of @t for @deadline at @fired_at (both of its clock),
+ * standing for @overruns earlier deadlines too: queue the timer's event
  * (into the ring if the file has one with room), or fold this fire into
  * the event already queued. Returns true if a reader should be woken.
  */
-static bool twd_fire_locked(struct twd_ctx *ctx, struct twd_timer *t, u64 now)
+static bool twd_deliver(struct twd_ctx *ctx, struct twd_timer *t,
+			u64 deadline, u64 fired_at, u32 overruns)
 {
-	struct twheel_timer *wt = &t->wt;
-	/* twheel counts a periodic timer's deadlines, overruns included. */
-	u32 overruns = twheel_overruns(wt);
-	bool queued, wake;
-	s64 off = 0;
+	bool queued;
 
 	lockdep_assert_held(&ctx->wqh.lock);
 
-	/* A clock set since the timer was filed: see "Clocks". */
-	if (unlikely(t->flags & TWD_CLOCKS)) {
-		off = twd_clock_offset(t->flags);
-		if (off != t->clock_off &&
-		    twd_fire_clock_set(ctx, t, now, off, &wake))
-			return wake;
-	}
 	ctx->fired++;
 	queued = !list_empty(&t->ready);
 	if (!queued) {
@@ -928,14 +962,97 @@ static bool twd_fire_locked(struct twd_ctx *ctx, struct twd_timer *t, u64 now)
 		t->overruns = min_t(u64, (u64)t->overruns + overruns, U32_MAX);
 	}
 	ctx->overruns += overruns;
-	t->deadline = twd_clock_add(twheel_fired_deadline(wt), t->clock_off);
-	t->fired_at = twd_clock_add(now, off);
+	t->deadline = deadline;
+	t->fired_at = fired_at;
 	if (twd_last_fire(t))
 		t->flags |= TWD_LAST;
 	if (queued)
 		return false;
 	twd_queue(ctx, t);
 	return true;
+}
+
+/*
+ * A fire of @t, a TWD_PAST timer: filed at CLOCK_MONOTONIC's zero (or
+ * KTIME_MAX), where twheel's count of the deadlines passed says nothing.
+ * Decide in the clock, @off ahead now: give back what twheel counted;
+ * deliver the latest deadline the clock has reached, folding the earlier
+ * ones (as far as the count goes), and file the next one; or, if the clock
+ * was set back below the deadline, file it again. A CANCEL_ON_SET timer is
+ * not cancelled: its deadline had passed when it was filed, which tells
+ * nothing of the clock's offset then. Returns true if a reader should be
+ * woken.
+ */
+static bool twd_fire_past(struct twd_ctx *ctx, struct twd_timer *t, u64 now,
+			  s64 off)
+{
+	struct twheel_timer *wt = &t->wt;
+	u64 period = twheel_period(wt), clock_now = twd_clock_add(now, off);
+	u32 overruns = twheel_overruns(wt), left = twheel_fires_left(wt);
+	u64 first = twheel_fired_deadline(wt) - (u64)overruns * period;
+	u64 deadline = twd_clock_add(first, t->clock_off), j = 0, next;
+	bool counted = period && left != TWHEEL_FOREVER;
+	s64 clock_off;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+
+	if (counted)
+		left += overruns + 1;
+	if (clock_now < deadline) {
+		if (counted)
+			twheel_set_period(wt, period, left);
+		next = twd_file(deadline, off, &clock_off);
+		twd_set_filed(t, clock_off, off);
+		twheel_mod(wt, next, TWHEEL_ABS);
+		return false;
+	}
+	if (period) {
+		j = div64_u64(clock_now - deadline, period);
+		if (counted) {
+			j = min_t(u64, j, left - 1);
+			left -= j + 1;
+		}
+	}
+	deadline += j * period;
+	if (period && left && !check_add_overflow(deadline, period, &next) &&
+	    next <= KTIME_MAX) {
+		if (counted)
+			twheel_set_period(wt, period, left);
+		next = twd_file(next, off, &clock_off);
+		twd_set_filed(t, clock_off, off);
+		twheel_mod(wt, next, TWHEEL_ABS);
+	} else {
+		/* The last one: no re-arm. */
+		twheel_cancel(wt);
+	}
+	return twd_deliver(ctx, t, deadline, clock_now, min_t(u64, j, U32_MAX));
+}
+
+/*
+ * One fire of @t, under its file's event lock, delivered in its clock.
+ * Returns true if a reader should be woken.
+ */
+static bool twd_fire_locked(struct twd_ctx *ctx, struct twd_timer *t, u64 now)
+{
+	struct twheel_timer *wt = &t->wt;
+	bool wake;
+	s64 off = 0;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+
+	/* A clock set since the timer was filed: see "Clocks". */
+	if (unlikely(t->flags & TWD_CLOCKS)) {
+		off = twd_clock_offset(t->flags);
+		if (t->flags & TWD_PAST)
+			return twd_fire_past(ctx, t, now, off);
+		if (off != t->clock_off &&
+		    twd_fire_clock_set(ctx, t, now, off, &wake))
+			return wake;
+	}
+	/* twheel counts a periodic timer's deadlines, overruns included. */
+	return twd_deliver(ctx, t,
+			   twd_clock_add(twheel_fired_deadline(wt), t->clock_off),
+			   twd_clock_add(now, off), twheel_overruns(wt));
 }
 
 /*
@@ -1182,6 +1299,8 @@ static int twd_arm_new(struct twd_ctx *ctx, const struct twheel_arm *arm,
 		       u64 deadline, s64 off)
 {
 	struct twd_timer *t;
+	s64 clock_off;
+	u64 mono;
 	int ret;
 
 	lockdep_assert_held(&ctx->mutex);
@@ -1199,14 +1318,15 @@ static int twd_arm_new(struct twd_ctx *ctx, const struct twheel_arm *arm,
 	INIT_LIST_HEAD(&t->ready);
 	t->ctx = ctx;
 	t->key = arm->key;
-	t->clock_off = off;
 	t->deadline = deadline;
 	t->fired_at = 0;
 	t->overruns = 0;
 	t->flags = twd_clock_flags(arm->flags);
+	mono = twd_file(deadline, off, &clock_off);
+	twd_set_filed(t, clock_off, off);
 	twd_timer_setup(t, arm);
 	twd_hash_insert(ctx, t);
-	ret = twheel_add(&t->wt, twd_clock_sub(deadline, off), TWHEEL_ABS);
+	ret = twheel_add(&t->wt, mono, TWHEEL_ABS);
 	/* Cannot fail: a new timer and a deadline checked to be in range. */
 	if (WARN_ON_ONCE(ret))
 		goto out_unhash;
@@ -1225,6 +1345,8 @@ out_uncharge:
 static int twd_arm_replace(struct twd_ctx *ctx, struct twd_timer *t,
 			   const struct twheel_arm *arm, u64 deadline, s64 off)
 {
+	s64 clock_off;
+	u64 mono;
 	int ret;
 
 	lockdep_assert_held(&ctx->mutex);
@@ -1234,11 +1356,12 @@ static int twd_arm_replace(struct twd_ctx *ctx, struct twd_timer *t,
 	twd_unqueue(ctx, t);
 	t->flags = twd_clock_flags(arm->flags);
 	t->overruns = 0;
-	t->clock_off = off;
+	mono = twd_file(deadline, off, &clock_off);
+	twd_set_filed(t, clock_off, off);
 	t->deadline = deadline;
 	spin_unlock_irq(&ctx->wqh.lock);
 	twd_timer_setup(t, arm);
-	ret = twheel_add(&t->wt, twd_clock_sub(deadline, off), TWHEEL_ABS);
+	ret = twheel_add(&t->wt, mono, TWHEEL_ABS);
 	WARN_ON_ONCE(ret);
 	ctx->armed++;
 	return ret;
@@ -1315,6 +1438,7 @@ static int twd_modify(struct twd_ctx *ctx, const struct twheel_modify *mod,
 		      u64 deadline)
 {
 	struct twd_timer *t;
+	s64 off, clock_off;
 	int ret = 0;
 
 	lockdep_assert_held(&ctx->mutex);
@@ -1338,9 +1462,11 @@ static int twd_modify(struct twd_ctx *ctx, const struct twheel_modify *mod,
 	}
 	/*
 	 * Filed with the offset the timer has, stale or not: a set of the
-	 * clock since then is the clock work's to apply, to all alike.
+	 * clock since then is the clock work's to apply, to all alike. A
+	 * TWD_PAST timer has none: today's, then.
 	 */
-	deadline = twd_clock_sub(deadline, t->clock_off);
+	off = t->flags & TWD_PAST ? twd_clock_offset(t->flags) : t->clock_off;
+	deadline = twd_file(deadline, off, &clock_off);
 	if (mod->flags & TWHEEL_MODIFY_PERIOD)
 		ret = twheel_mod_pending_period(&t->wt, deadline, TWHEEL_ABS,
 						mod->period_ns, mod->count ?
@@ -1348,6 +1474,7 @@ static int twd_modify(struct twd_ctx *ctx, const struct twheel_modify *mod,
 	else
 		ret = twheel_mod_pending(&t->wt, deadline, TWHEEL_ABS);
 	if (ret > 0) {
+		twd_set_filed(t, clock_off, off);
 		t->flags |= TWD_MODIFIED;
 		ret = 0;
 	} else if (!ret) {
@@ -1413,18 +1540,35 @@ static void twd_query(struct twd_ctx *ctx, struct twd_timer *t,
  * lock. Once stopped, a timer that has not delivered its last fire is
  * pending again at the deadline the wheel kept for it.
  */
+/*
+ * Is @t, of a clock now @off ahead of CLOCK_MONOTONIC, filed at another
+ * place than that offset says? A TWD_PAST timer has no offset to compare:
+ * it is, if its deadline would be filed elsewhere today. Under the event
+ * lock.
+ */
+static bool twd_clock_stale(struct twd_timer *t, s64 off)
+{
+	u64 expires = twheel_expires(&t->wt);
+	s64 clock_off;
+
+	if (!(t->flags & TWD_PAST))
+		return off != t->clock_off;
+	return twd_file(twd_clock_add(expires, t->clock_off), off,
+			&clock_off) != expires;
+}
+
 static void twd_clock_set_timer(struct twd_ctx *ctx, struct twd_timer *t)
 {
+	s64 off, clock_off;
 	bool wake = false;
 	u64 deadline;
-	s64 off;
 
 	lockdep_assert_held(&ctx->mutex);
 
 	spin_lock_irq(&ctx->wqh.lock);
 	off = twd_clock_offset(t->flags);
 	if (!(t->flags & TWD_CLOCKS) || (t->flags & TWD_LAST) ||
-	    off == t->clock_off) {
+	    !twd_clock_stale(t, off)) {
 		spin_unlock_irq(&ctx->wqh.lock);
 		return;
 	}
@@ -1438,19 +1582,16 @@ static void twd_clock_set_timer(struct twd_ctx *ctx, struct twd_timer *t)
 		goto out_unlock;
 	deadline = twd_clock_add(twheel_expires(&t->wt), t->clock_off);
 	off = twd_clock_offset(t->flags);
-	if (t->flags & TWD_CANCEL_ON_SET) {
-		if (off != t->clock_off) {
-			wake = twd_cancel_on_set(ctx, t, deadline,
-						 twd_clock_add(ktime_get_ns(),
-							       off));
-			goto out_unlock;
-		}
-	} else {
-		t->clock_off = off;
+	if ((t->flags & (TWD_CANCEL_ON_SET | TWD_PAST)) == TWD_CANCEL_ON_SET &&
+	    off != t->clock_off) {
+		wake = twd_cancel_on_set(ctx, t, deadline,
+					 twd_clock_add(ktime_get_ns(), off));
+		goto out_unlock;
 	}
+	deadline = twd_file(deadline, off, &clock_off);
+	twd_set_filed(t, clock_off, off);
 	/* Cannot fail: an idle timer and a deadline in range. */
-	WARN_ON_ONCE(twheel_add(&t->wt, twd_clock_sub(deadline, off),
-				TWHEEL_ABS));
+	WARN_ON_ONCE(twheel_add(&t->wt, deadline, TWHEEL_ABS));
 out_unlock:
 	if (wake)
 		twd_wake_locked(ctx);
