@@ -331,6 +331,94 @@ TEST_F(clock, boottime_timens_offset)
 	EXPECT_EQ(0, tw_cancel(self->fd, 5));
 }
 
+/* Write @val to the sysfs file @path: 0 or -errno. */
+static int sysfs_write(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+	ssize_t len = strlen(val);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, len) != len)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* Does /sys/power/state offer "mem" (suspend to RAM)? */
+static int can_suspend(void)
+{
+	char buf[64] = "";
+	int fd = open("/sys/power/state", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (read(fd, buf, sizeof(buf) - 1) < 0)
+		buf[0] = 0;
+	close(fd);
+	return !!strstr(buf, "mem");
+}
+
+#define WAKEALARM	"/sys/class/rtc/rtc0/wakealarm"
+
+/*
+ * A real suspend to RAM, woken by the RTC some 5 s later: CLOCK_BOOTTIME runs
+ * on, CLOCK_MONOTONIC does not. A CLOCK_BOOTTIME timer whose deadline
+ * passed during the suspend fires at once after the resume (the time
+ * slept is injected, the clock set, and its timers filed again); a
+ * CLOCK_MONOTONIC one with the same deadline fires later. It suspends the
+ * machine, so it runs only in twheel's test guest (twheel_kernel set by its
+ * init) or with TWHEEL_SUSPEND=1, and skips where the kernel cannot
+ * suspend (the debug kernel has no CONFIG_SUSPEND).
+ */
+TEST_F(clock, boottime_suspend_resume)
+{
+	__u64 b0, m0, b1, m1;
+	struct twheel_event ev[1];
+	int ret;
+
+	if (!getenv("twheel_kernel") && !getenv("TWHEEL_SUSPEND"))
+		SKIP(return, "suspends the machine: set TWHEEL_SUSPEND=1");
+	if (geteuid())
+		SKIP(return, "may not suspend (not root)");
+	if (!can_suspend() || access(WAKEALARM, W_OK))
+		SKIP(return, "no suspend to RAM, or no RTC wake alarm");
+
+	b0 = clock_ns(CLOCK_BOOTTIME);
+	m0 = clock_ns(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, b0 + 3000 * MS, 0,
+				  TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_ABS));
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 2, m0 + 3000 * MS, 0,
+				  TWHEEL_ARM_ABS));
+	/* An alarm left over would wake us at once, or never. */
+	sysfs_write(WAKEALARM, "0");
+	ASSERT_EQ(0, sysfs_write(WAKEALARM, "+6"));
+	ret = sysfs_write("/sys/power/state", "mem");
+	sysfs_write(WAKEALARM, "0");
+	b1 = clock_ns(CLOCK_BOOTTIME);
+	m1 = clock_ns(CLOCK_MONOTONIC);
+	fprintf(stderr, "# suspended: boottime +%llu ms, monotonic +%llu ms\n",
+		(b1 - b0) / MS, (m1 - m0) / MS);
+	if (ret || b1 - b0 < m1 - m0 + 3500 * MS || m1 - m0 > 2500 * MS) {
+		tw_cancel(self->fd, 1);
+		tw_cancel(self->fd, 2);
+		if (ret)
+			SKIP(return, "suspend failed: %s", strerror(-ret));
+		SKIP(return, "no suspend of 3.5 s counted in CLOCK_BOOTTIME");
+	}
+	/* The boottime timer first, at once, not early in its clock. */
+	ASSERT_EQ(1, read_ev(self, ev, 1, 2000));
+	EXPECT_EQ(1, ev[0].key);
+	EXPECT_EQ(b0 + 3000 * MS, ev[0].deadline_ns);
+	EXPECT_LE(ev[0].deadline_ns, ev[0].fire_ns);
+	EXPECT_GE(clock_ns(CLOCK_BOOTTIME), ev[0].fire_ns);
+	EXPECT_GT(m0 + 3000 * MS, clock_ns(CLOCK_MONOTONIC));
+	/* The monotonic timer at its own deadline. */
+	ASSERT_EQ(1, read_ev(self, ev, 1, 5000));
+	EXPECT_EQ(2, ev[0].key);
+	EXPECT_TRUE(fired_on(&ev[0], CLOCK_MONOTONIC));
+}
+
 /* Wall-clock times in and out, without a set of the clock. */
 TEST_F(clock, realtime_absolute_and_relative)
 {
@@ -386,6 +474,57 @@ TEST_F(clock, realtime_set_forward_fires)
 	EXPECT_LE(ev[0].deadline_ns + 9000 * MS, ev[0].fire_ns);
 	EXPECT_LE(ev[1].deadline_ns + 9000 * MS, ev[1].fire_ns);
 	EXPECT_GE(clock_ns(CLOCK_REALTIME), ev[0].fire_ns);
+}
+
+/*
+ * The wall clock set forward by more than the uptime: deadlines then lie
+ * before the boot in the clock, where no CLOCK_MONOTONIC time maps them.
+ * They still fire at once with their own deadlines, and a periodic timer
+ * folds every period it jumped and keeps its phase.
+ */
+TEST_F(clock, realtime_set_forward_past_boot)
+{
+	__u64 d = clock_ns(CLOCK_REALTIME) + 10000 * MS, d0, jump, n;
+	struct twheel_event ev[2];
+
+	if (geteuid())
+		SKIP(return, "may not set CLOCK_REALTIME (not root)");
+
+	d0 = clock_ns(CLOCK_REALTIME) + 1000 * MS;
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, d, 0,
+				  TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS));
+	ASSERT_EQ(0, tw_arm_flags(self->fd, 2, d0, 1000 * MS,
+				  TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS));
+	jump = clock_ns(CLOCK_MONOTONIC) + 60000 * MS;
+	ASSERT_EQ(0, step(self, jump));
+	ASSERT_EQ(2, read_ev(self, ev, 2, 3000));
+	if (ev[0].key == 2) {
+		struct twheel_event e = ev[0];
+
+		ev[0] = ev[1];
+		ev[1] = e;
+	}
+	EXPECT_EQ(1, ev[0].key);
+	EXPECT_EQ(TWHEEL_EVENT_LAST, ev[0].flags);
+	EXPECT_EQ(d, ev[0].deadline_ns);
+	EXPECT_LE(d + jump - 20000 * MS, ev[0].fire_ns);
+	EXPECT_GE(clock_ns(CLOCK_REALTIME), ev[0].fire_ns);
+	/* The latest deadline passed, the earlier ones folded. */
+	EXPECT_EQ(2, ev[1].key);
+	EXPECT_EQ(0, ev[1].flags);
+	EXPECT_EQ(0, (ev[1].deadline_ns - d0) % (1000 * MS));
+	n = (ev[1].deadline_ns - d0) / (1000 * MS);
+	EXPECT_EQ(n, ev[1].overruns);
+	EXPECT_LE(ev[1].deadline_ns, ev[1].fire_ns);
+	EXPECT_GT(ev[1].deadline_ns + 1000 * MS, ev[1].fire_ns);
+	EXPECT_LE(50, n);
+	/* Then one period later, in phase. */
+	ASSERT_EQ(1, read_ev(self, ev, 1, 3000));
+	EXPECT_EQ(2, ev[0].key);
+	EXPECT_EQ(d0 + (n + 1) * 1000 * MS, ev[0].deadline_ns);
+	EXPECT_EQ(0, ev[0].overruns);
+	EXPECT_TRUE(fired_on(&ev[0], CLOCK_REALTIME));
+	EXPECT_EQ(0, tw_cancel(self->fd, 2));
 }
 
 /*
