@@ -30,6 +30,12 @@
 #define SENTINEL	0x5e5e5e5eULL
 #define NS		1000000000ULL
 
+/*
+ * How late a fire may be here: a wrong clock is off by days, and a loaded
+ * host stalls a TCG guest for seconds (1.7 s seen).
+ */
+#define LATE_MAX	(5000 * MS)
+
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME	0x00000080
 #endif
@@ -134,7 +140,7 @@ FIXTURE_TEARDOWN(clock)
 	EXPECT_EQ(TWHEEL_EVENT_LAST, self->sentinel.flags);
 	/* Lateness is other tests' business: a loaded host stretches it. */
 	EXPECT_LE(self->sentinel.deadline_ns, self->sentinel.fire_ns);
-	EXPECT_GT(self->sentinel.deadline_ns + 1000 * MS,
+	EXPECT_GT(self->sentinel.deadline_ns + LATE_MAX,
 		  self->sentinel.fire_ns);
 	/* Nothing else. */
 	EXPECT_TRUE(tw_quiet_for(self->fd, 0));
@@ -150,13 +156,12 @@ static int step(struct _test_data_clock *self, long long delta)
 
 /*
  * An event of a timer that fired on its deadline in @clk: never early,
- * reported no later than @clk reads now, and late by less than a second
- * (a wrong clock is off by days or more).
+ * reported no later than @clk reads now, and late by less than LATE_MAX.
  */
 static int fired_on(const struct twheel_event *ev, clockid_t clk)
 {
 	if (ev->fire_ns >= ev->deadline_ns &&
-	    ev->fire_ns - ev->deadline_ns < 1000 * MS &&
+	    ev->fire_ns - ev->deadline_ns < LATE_MAX &&
 	    ev->fire_ns <= clock_ns(clk) && clock_ns(clk) >= ev->deadline_ns)
 		return 1;
 	fprintf(stderr, "# key %llu: deadline %llu fired %llu, clock now %llu\n",
@@ -407,7 +412,7 @@ TEST_F(clock, boottime_suspend_resume)
 		SKIP(return, "no suspend of 3.5 s counted in CLOCK_BOOTTIME");
 	}
 	/* The boottime timer first, at once, not early in its clock. */
-	ASSERT_EQ(1, read_ev(self, ev, 1, 2000));
+	ASSERT_EQ(1, read_ev(self, ev, 1, 5000));
 	EXPECT_EQ(1, ev[0].key);
 	EXPECT_EQ(b0 + 3000 * MS, ev[0].deadline_ns);
 	EXPECT_LE(ev[0].deadline_ns, ev[0].fire_ns);
@@ -464,9 +469,9 @@ TEST_F(clock, realtime_set_forward_fires)
 				  TWHEEL_ARM_REALTIME));
 	t0 = tw_now();
 	ASSERT_EQ(0, step(self, 20000 * MS));
-	ASSERT_EQ(2, read_ev(self, ev, 2, 3000));
+	ASSERT_EQ(2, read_ev(self, ev, 2, 5000));
 	/* Promptly: well before the 10 s they had left. */
-	EXPECT_GT(t0 + 3000 * MS, tw_now());
+	EXPECT_GT(t0 + LATE_MAX, tw_now());
 	EXPECT_EQ(1, ev[0].key + ev[1].key - 2);
 	EXPECT_EQ(TWHEEL_EVENT_LAST, ev[0].flags);
 	EXPECT_EQ(TWHEEL_EVENT_LAST, ev[1].flags);
@@ -497,7 +502,7 @@ TEST_F(clock, realtime_set_forward_past_boot)
 				  TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS));
 	jump = clock_ns(CLOCK_MONOTONIC) + 60000 * MS;
 	ASSERT_EQ(0, step(self, jump));
-	ASSERT_EQ(2, read_ev(self, ev, 2, 3000));
+	ASSERT_EQ(2, read_ev(self, ev, 2, 5000));
 	if (ev[0].key == 2) {
 		struct twheel_event e = ev[0];
 
@@ -519,7 +524,7 @@ TEST_F(clock, realtime_set_forward_past_boot)
 	EXPECT_GT(ev[1].deadline_ns + 1000 * MS, ev[1].fire_ns);
 	EXPECT_LE(50, n);
 	/* Then one period later, in phase. */
-	ASSERT_EQ(1, read_ev(self, ev, 1, 3000));
+	ASSERT_EQ(1, read_ev(self, ev, 1, 5000));
 	EXPECT_EQ(2, ev[0].key);
 	EXPECT_EQ(d0 + (n + 1) * 1000 * MS, ev[0].deadline_ns);
 	EXPECT_EQ(0, ev[0].overruns);
@@ -528,8 +533,8 @@ TEST_F(clock, realtime_set_forward_past_boot)
 }
 
 /*
- * The wall clock set back 5 s: a timer 200 ms ahead does not fire until
- * the clock reaches its deadline again, 5.2 s later.
+ * The wall clock set back 10 s: a timer 200 ms ahead does not fire until
+ * the clock reaches its deadline again, 10.2 s later.
  */
 TEST_F(clock, realtime_set_back_not_early)
 {
@@ -542,18 +547,18 @@ TEST_F(clock, realtime_set_back_not_early)
 	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, 200 * MS, 0,
 				  TWHEEL_ARM_REALTIME));
 	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
-	ASSERT_EQ(0, step(self, -5000LL * MS));
+	ASSERT_EQ(0, step(self, -10000LL * MS));
 	/* The sentinel only (and it is read again by the teardown). */
 	ASSERT_EQ(0, tw_arm(self->fd, 2, 2, 1000 * MS, 0, 0, 0));
-	ASSERT_EQ(1, read_ev(self, ev, 1, 3000));
+	ASSERT_EQ(1, read_ev(self, ev, 1, 5000));
 	EXPECT_EQ(2, ev[0].key);
-	/* Not yet: the wall clock has about 4 s to go. */
-	ASSERT_TRUE(clock_ns(CLOCK_REALTIME) + 2000 * MS < q.deadline_ns);
+	/* Not yet: the wall clock has about 9 s to go. */
+	ASSERT_TRUE(clock_ns(CLOCK_REALTIME) + 4000 * MS < q.deadline_ns);
 	EXPECT_EQ(0, read_ev(self, ev, 1, 1500));
 	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
 	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
-	EXPECT_LT(500 * MS, q.remaining_ns);
-	ASSERT_EQ(1, read_ev(self, ev, 1, 8000));
+	EXPECT_LT(1000 * MS, q.remaining_ns);
+	ASSERT_EQ(1, read_ev(self, ev, 1, 15000));
 	EXPECT_EQ(1, ev[0].key);
 	EXPECT_EQ(q.deadline_ns, ev[0].deadline_ns);
 	EXPECT_TRUE(fired_on(&ev[0], CLOCK_REALTIME));
@@ -569,6 +574,7 @@ TEST_F(clock, realtime_periodic_counts_set)
 {
 	__u64 d0, prev, t0, r1;
 	struct twheel_event ev[1];
+	int n = 0;
 
 	if (geteuid())
 		SKIP(return, "may not set CLOCK_REALTIME (not root)");
@@ -586,6 +592,7 @@ TEST_F(clock, realtime_periodic_counts_set)
 	/* Until an event reaches the clock's new time. */
 	do {
 		ASSERT_EQ(1, read_ev(self, ev, 1, 5000));
+		n++;
 		EXPECT_EQ(1, ev[0].key);
 		EXPECT_EQ(0, ev[0].flags);
 		EXPECT_EQ(prev + (ev[0].overruns + 1ULL) * 200 * MS,
@@ -594,8 +601,8 @@ TEST_F(clock, realtime_periodic_counts_set)
 		EXPECT_GE(clock_ns(CLOCK_REALTIME), ev[0].fire_ns);
 		prev = ev[0].deadline_ns;
 	} while (prev + 200 * MS < r1 && tw_now() < t0 + 5000 * MS);
-	/* Promptly, not after 2 s of periods. */
-	EXPECT_GT(t0 + 1500 * MS, tw_now());
+	/* At once, not period by period through the 2 s. */
+	EXPECT_GE(3, n);
 	EXPECT_LE(r1 - 200 * MS, prev);
 	EXPECT_EQ(0, tw_cancel(self->fd, 1));
 }
@@ -624,15 +631,15 @@ TEST_F(clock, cancel_on_set_forward)
 	ASSERT_EQ(0, tw_arm_flags(self->fd, 4, 3600 * NS, 0, 0));
 	t0 = tw_now();
 	ASSERT_EQ(0, step(self, 1000 * MS));
-	ASSERT_EQ(1, read_ev(self, ev, 1, 3000));
-	EXPECT_GT(t0 + 2000 * MS, tw_now());
+	ASSERT_EQ(1, read_ev(self, ev, 1, 5000));
+	EXPECT_GT(t0 + LATE_MAX, tw_now());
 	EXPECT_EQ(1, ev[0].key);
 	EXPECT_EQ(1, ev[0].data);
 	EXPECT_EQ(TWHEEL_EVENT_LAST | TWHEEL_EVENT_CANCELED, ev[0].flags);
 	EXPECT_EQ(d, ev[0].deadline_ns);
 	EXPECT_EQ(0, ev[0].overruns);
 	/* When it was cancelled: after the set. */
-	EXPECT_LE(clock_ns(CLOCK_REALTIME) - 2000 * MS, ev[0].fire_ns);
+	EXPECT_LE(clock_ns(CLOCK_REALTIME) - LATE_MAX, ev[0].fire_ns);
 	EXPECT_GE(clock_ns(CLOCK_REALTIME), ev[0].fire_ns);
 	EXPECT_EQ(-ENOENT, tw_query(self->fd, 1, &q));
 	/* The others are pending, at their deadlines. */
@@ -678,7 +685,7 @@ TEST_F(clock, cancel_on_set_keeps_waiting_event)
 	tw_sleep_ms(200);
 	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
 	EXPECT_EQ(TWHEEL_STATE_QUEUED | TWHEEL_STATE_DONE, q.state);
-	ASSERT_EQ(1, read_ev(self, ev, 1, 3000));
+	ASSERT_EQ(1, read_ev(self, ev, 1, 5000));
 	EXPECT_EQ(1, ev[0].key);
 	EXPECT_EQ(TWHEEL_EVENT_LAST | TWHEEL_EVENT_CANCELED, ev[0].flags);
 	EXPECT_EQ(q.overruns, ev[0].overruns);
