@@ -114,8 +114,8 @@
  * Whatever a user arms, no loop runs over an unbounded number of timers
  * with interrupts off or a lock held: the lock is held for one fire's
  * bookkeeping, or for at most CASCADE_BATCH timers of a cascade (one splice
- * when a whole slot falls into one lower slot) or of a dead CPU's
- * migration, and dropped in between. A run of the hrtimer lasts at most
+ * when a whole slot falls into one lower slot), of a dead CPU's migration
+ * or of a twheel_add_bulk(), and dropped in between. A run of the hrtimer lasts at most
  * half a tick (RUN_SLICE_DIV). A backlog left over goes on in a work item
  * (twheel_run_work_fn()),
  * half a tick at a time with bottom halves off, for as long as no other
@@ -173,8 +173,8 @@
 /*
  * Bounded work. Interrupts are off only while a base's lock is held, and
  * it is held for at most RUN_BATCH timers' fire bookkeeping (a batch
- * callback's TWHEEL_BATCH_MAX), or CASCADE_BATCH timers of a cascade or a
- * migration. A run reads the clock every RUN_BATCH timers and yields after
+ * callback's TWHEEL_BATCH_MAX), or CASCADE_BATCH timers of a cascade, a
+ * migration or a twheel_add_bulk(). A run reads the clock every RUN_BATCH timers and yields after
  * a slice of tick / RUN_SLICE_DIV: see twheel_hrtimer_fn() and
  * twheel_run_work_fn().
  */
@@ -844,7 +844,8 @@ static bool twheel_period_valid(const struct twheel_period *per)
 static void twheel_period_set(struct twheel_timer *timer,
 			      const struct twheel_period *per)
 {
-	timer->period = per->ns;
+	/* twheel_period() reads it locklessly. */
+	WRITE_ONCE(timer->period, per->ns);
 	/* twheel_fires_left() reads it locklessly. */
 	WRITE_ONCE(timer->left, per->ns ? per->count : 0);
 }
@@ -1008,6 +1009,116 @@ int twheel_add_on(struct twheel_timer *timer, ktime_t expires,
 	return twheel_mod_opts(timer, expires, mode, MOD_ADD | MOD_ON_CPU, cpu, NULL);
 }
 EXPORT_SYMBOL_GPL(twheel_add_on);
+
+/*
+ * File the @n timers of @timers whose @ret is 0, at the absolute deadlines
+ * @abs, on the current CPU's wheel, under one hold of its lock, and
+ * program its hrtimer once; set their @ret. Stops at a timer the wheel's
+ * lock does not cover (timer->cpu names another wheel), left to the
+ * caller. Returns the index it stopped at, @n if none.
+ */
+static unsigned int twheel_add_some(struct twheel_timer **timers,
+				    const u64 *abs, unsigned int n, u64 now,
+				    int *ret)
+{
+	struct twheel_base *base;
+	unsigned int i;
+	u64 next;
+
+	local_irq_disable();
+	base = this_cpu_ptr(twheel_bases);
+	raw_spin_lock(&base->lock);
+	twheel_held(base);
+	twheel_forward(base, now);
+	next = base->next_expiry;
+	for (i = 0; i < n; i++) {
+		struct twheel_timer *timer = timers[i];
+
+		if (ret[i])
+			continue;
+		/* Ours as lock_timer_base() sees it: on this base, not moving. */
+		if (READ_ONCE(timer->cpu) != base->cpu ||
+		    (READ_ONCE(timer->flags) & TWHEEL_F_MIGRATING))
+			break;
+		if (timer->flags & TWHEEL_F_SHUTDOWN) {
+			ret[i] = -ESHUTDOWN;
+			continue;
+		}
+		if (twheel_pending(timer)) {
+			ret[i] = -EEXIST;
+			continue;
+		}
+		WRITE_ONCE(timer->expires, abs[i]);
+		next = min(next, wheel_add(&base->wheel, timer));
+		trace_twheel_arm(timer, timer->idx / LVL_SIZE);
+		base->stats.pending++;
+	}
+	/* As twheel_enqueue() does, once for all of them. */
+	if (next < base->next_expiry) {
+		base->next_expiry = next;
+		if (!base->in_run)
+			twheel_program(base);
+	}
+	twheel_releasing(base);
+	raw_spin_unlock(&base->lock);
+	local_irq_enable();
+	return i;
+}
+
+/**
+ * twheel_add_bulk - arm many idle timers on the current CPU's wheel
+ * @timers:	initialized timers, not pending
+ * @expires:	their deadlines, read as @mode says
+ * @n:		the number of timers
+ * @mode:	%TWHEEL_REL (ns from one reading of the clock for all of
+ *		them) or %TWHEEL_ABS (CLOCK_MONOTONIC ns)
+ * @ret:	where each timer's result goes, as twheel_add() returns it
+ *
+ * As twheel_add() of each timer in turn, for callers that arm many at
+ * once. The timers of the current CPU's wheel (those initialized, or last
+ * armed, on this CPU: a fresh timer usually is) are filed 32 at a time
+ * under one hold of its lock, and its hrtimer is programmed once per hold;
+ * any other timer is armed by twheel_add() on its own, in its turn, so
+ * that timers with the same tick still fire in array order. Interrupts
+ * come in between two holds: no loop runs over @n timers with them off.
+ * Any context.
+ *
+ * Return: the number of timers armed, those whose @ret is 0. A failed
+ * timer's @ret is -EEXIST, -ERANGE, -EINVAL or -ESHUTDOWN as for
+ * twheel_add(), and nothing changed for it.
+ */
+int twheel_add_bulk(struct twheel_timer **timers, const ktime_t *expires,
+		    unsigned int n, enum twheel_mode mode, int *ret)
+{
+	unsigned int i = 0, j, to, stop, armed = 0;
+	u64 abs[CASCADE_BATCH], now;
+
+	now = mode == TWHEEL_REL ? ktime_get() : ktime_get_coarse();
+	while (i < n) {
+		to = min(n, i + CASCADE_BATCH);
+		/* The checks of twheel_mod_opts() that need no lock. */
+		for (j = i; j < to; j++) {
+			ret[j] = twheel_abs(expires[j], mode, now, &abs[j - i]);
+			if (!ret[j] &&
+			    WARN_ONCE(!timers[j]->function,
+				      "twheel: timer %p not initialized\n",
+				      timers[j]))
+				ret[j] = -EINVAL;
+		}
+		stop = i + twheel_add_some(timers + i, abs, to - i, now,
+					   ret + i);
+		/* Another wheel's timer: on its own, as twheel_add() would. */
+		if (stop < to) {
+			ret[stop] = __twheel_mod(timers[stop], abs[stop - i],
+						 now, MOD_ADD, 0, NULL);
+			stop++;
+		}
+		for (; i < stop; i++)
+			armed += !ret[i];
+	}
+	return armed;
+}
+EXPORT_SYMBOL_GPL(twheel_add_bulk);
 
 /**
  * twheel_mod - arm a timer, pending or not, for a new deadline

@@ -132,6 +132,8 @@ int twheel_add(struct twheel_timer *timer, ktime_t expires,
 	       enum twheel_mode mode);
 int twheel_add_on(struct twheel_timer *timer, ktime_t expires,
 		  enum twheel_mode mode, unsigned int cpu);
+int twheel_add_bulk(struct twheel_timer **timers, const ktime_t *expires,
+		    unsigned int n, enum twheel_mode mode, int *ret);
 int twheel_mod(struct twheel_timer *timer, ktime_t expires,
 	       enum twheel_mode mode);
 int twheel_mod_pending(struct twheel_timer *timer, ktime_t expires,
@@ -242,6 +244,7 @@ static inline u32 twheel_fires_left(const struct twheel_timer *timer)
  */
 static inline u64 twheel_period(const struct twheel_timer *timer)
 {
+	/* Pairs with the WRITE_ONCE() of twheel_period_set(). */
 	return READ_ONCE(timer->period);
 }
 

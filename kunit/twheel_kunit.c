@@ -1960,6 +1960,115 @@ static void twheel_test_batch_cancel_sync(struct kunit *test)
 	tw_batch_teardown(b);
 }
 
+/*
+ * twheel_add_bulk() of 100 batch timers with one deadline: all armed, on
+ * this CPU, fired once each in array order; ten of them were last on the
+ * other CPU's wheel, which the bulk hold does not cover, and are armed on
+ * their own in their turn, without breaking the order.
+ */
+static void twheel_test_add_bulk(struct kunit *test)
+{
+	struct tw_batched *b = tw_batch_setup(test, 0);
+	struct twheel_timer **timers;
+	unsigned int i, home = tw_home_cpu();
+	int *ret, other = tw_other_cpu();
+	struct twheel_stats st0, st1;
+	ktime_t *expires;
+	u64 deadline;
+
+	timers = kunit_kcalloc(test, TW_BATCH_TIMERS, sizeof(*timers),
+			       GFP_KERNEL);
+	expires = kunit_kcalloc(test, TW_BATCH_TIMERS, sizeof(*expires),
+				GFP_KERNEL);
+	ret = kunit_kcalloc(test, TW_BATCH_TIMERS, sizeof(*ret), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, timers);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, expires);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ret);
+
+	/* b[i], i % 10 == 3: last on the other CPU's wheel */
+	for (i = 3; other >= 0 && i < TW_BATCH_TIMERS; i += 10) {
+		KUNIT_ASSERT_EQ(test, twheel_add_on(&b[i].timer, KTIME_MAX,
+						    TWHEEL_ABS, other), 0);
+		KUNIT_ASSERT_EQ(test, twheel_cancel(&b[i].timer), 1);
+	}
+	deadline = ktime_get() + 20 * NSEC_PER_MSEC;
+	for (i = 0; i < TW_BATCH_TIMERS; i++) {
+		timers[i] = &b[i].timer;
+		expires[i] = deadline;
+		ret[i] = 1;
+	}
+	/* The case runs on the home CPU (twheel_kunit_init()). */
+	tw_stats(test, home, &st0);
+	KUNIT_EXPECT_EQ(test, twheel_add_bulk(timers, expires, TW_BATCH_TIMERS,
+					      TWHEEL_ABS, ret), TW_BATCH_TIMERS);
+	tw_stats(test, home, &st1);
+	KUNIT_EXPECT_EQ(test, st1.pending - st0.pending, TW_BATCH_TIMERS);
+	for (i = 0; i < TW_BATCH_TIMERS; i++) {
+		KUNIT_EXPECT_EQ_MSG(test, ret[i], 0, "timer %u", i);
+		KUNIT_EXPECT_TRUE(test, twheel_pending(&b[i].timer));
+		KUNIT_EXPECT_EQ(test, twheel_expires(&b[i].timer), deadline);
+	}
+	KUNIT_EXPECT_TRUE(test, wait_for_completion_timeout(&tw_blog.done,
+							    msecs_to_jiffies(TW_TIMEOUT_MS)));
+	tw_sleep_ms(20);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tw_blog.fired), TW_BATCH_TIMERS);
+	for (i = 0; i < TW_BATCH_TIMERS; i++) {
+		KUNIT_EXPECT_EQ(test, b[i].fires, 1);
+		KUNIT_EXPECT_EQ_MSG(test, tw_blog.order[i], i, "fire %u", i);
+	}
+	tw_batch_teardown(b);
+}
+
+/*
+ * twheel_add_bulk() with a bad timer between good ones: each gets what
+ * twheel_add() would return, nothing changes for the failed ones, and the
+ * others are armed.
+ */
+static void twheel_test_add_bulk_errors(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 6, tw_probe_fn, 0);
+	struct twheel_timer *timers[6];
+	ktime_t expires[6];
+	int ret[6], i;
+	u64 was;
+
+	/* p0 pending, p1 shut down, p2 past KTIME_MAX, p4 negative */
+	KUNIT_ASSERT_EQ(test, tw_arm_in(&p[0], 500 * NSEC_PER_MSEC,
+					tw_home_cpu()), 0);
+	was = twheel_expires(&p[0].timer);
+	KUNIT_ASSERT_EQ(test, twheel_shutdown_sync(&p[1].timer), 0);
+	for (i = 0; i < 6; i++) {
+		timers[i] = &p[i].timer;
+		expires[i] = 10 * NSEC_PER_MSEC;
+	}
+	expires[2] = KTIME_MAX;
+	expires[4] = -1;
+	KUNIT_EXPECT_EQ(test, twheel_add_bulk(timers, expires, 6, TWHEEL_REL,
+					      ret), 2);
+	p[3].deadline = twheel_expires(&p[3].timer);
+	p[5].deadline = twheel_expires(&p[5].timer);
+	/* One reading of the clock for both. */
+	KUNIT_EXPECT_EQ(test, p[3].deadline, p[5].deadline);
+	KUNIT_EXPECT_EQ(test, ret[0], -EEXIST);
+	KUNIT_EXPECT_EQ(test, ret[1], -ESHUTDOWN);
+	KUNIT_EXPECT_EQ(test, ret[2], -ERANGE);
+	KUNIT_EXPECT_EQ(test, ret[3], 0);
+	KUNIT_EXPECT_EQ(test, ret[4], -EINVAL);
+	KUNIT_EXPECT_EQ(test, ret[5], 0);
+	KUNIT_EXPECT_EQ(test, twheel_expires(&p[0].timer), was);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p[1].timer));
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p[2].timer));
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p[4].timer));
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p[3].done, TW_TIMEOUT_MS));
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p[5].done, TW_TIMEOUT_MS));
+	tw_expect_timely(test, &p[3], TW_SLACK_NS);
+	tw_expect_timely(test, &p[5], TW_SLACK_NS);
+	KUNIT_EXPECT_EQ(test, twheel_cancel_sync(&p[0].timer), 1);
+	for (i = 0; i < 6; i++)
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&p[i].fires),
+				    i == 3 || i == 5, "timer %d", i);
+}
+
 static int twheel_kunit_init(struct kunit *test)
 {
 	struct tw_ctx *ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
@@ -2008,6 +2117,8 @@ static struct kunit_case twheel_test_cases[] = {
 	KUNIT_CASE(twheel_test_mod_pending_only),
 	KUNIT_CASE(twheel_test_batch_order),
 	KUNIT_CASE(twheel_test_batch_cancel_sync),
+	KUNIT_CASE(twheel_test_add_bulk),
+	KUNIT_CASE(twheel_test_add_bulk_errors),
 	KUNIT_CASE_SLOW(twheel_test_cascade),
 	KUNIT_CASE(twheel_test_level_boundary_deadlines),
 	KUNIT_CASE_SLOW(twheel_test_random_delays),
