@@ -28,11 +28,46 @@
  *
  * The hash table is a power-of-two array of singly linked chains, indexed
  * by hsiphash of the key with a per-file random key, so that chosen keys
- * cannot build long chains. It doubles when it holds more timers than
- * buckets and halves when it holds fewer than an eighth; if the new array
- * cannot be allocated the old one stays in use, so arming never fails for
- * the table's sake. With the 144-byte timer object this keeps the memory of
- * a timer under 160 bytes, where a timerfd costs about 730.
+ * cannot build long chains. It holds up to TWD_HASH_LOAD (2) timers per
+ * bucket: it doubles when it holds more and halves when it holds fewer
+ * than an eighth of that; if the new array cannot be allocated the old one
+ * stays in use, so arming never fails for the table's sake. A timer costs
+ * its 144-byte object and 4 to 8 bytes of table, where a timerfd costs
+ * about 730.
+ *
+ * Why not the kernel's rhashtable? It is built for lookups under RCU
+ * against concurrent writers, which we do not have: every change is made
+ * under ctx->mutex. It would cost the same link per timer and a bucket
+ * array too, plus per-bucket bit locks, RCU-deferred frees of old tables
+ * and a resize worker per file; it grows on its own schedule, so an insert
+ * may fail (-EBUSY, -ENOMEM) while a resize lags behind a burst, which
+ * ARM would have to report, and it cannot be told to make room for a
+ * batch. The hand-written table is resized only under the mutex, may run
+ * over its load when memory is short, and is sized once for a whole
+ * batch.
+ *
+ * Arming in batches
+ * -----------------
+ *
+ * TWHEEL_IOC_ARM_BATCH works in chunks of TWD_BATCH_CHUNK entries, each
+ * entry with the result TWHEEL_IOC_ARM would give it in turn. Before the
+ * first chunk the table is sized for the whole batch. A chunk is copied in
+ * at once; a first pass checks its entries, hashes each key (once: the
+ * hash serves the lookup and the insertion) and counts the new keys; the
+ * user is charged for them with one atomic, and their objects come from
+ * one kmem_cache_alloc_bulk() (charged to the memory cgroup as single
+ * allocations are: on v6.1 and v6.12 the bulk allocation takes the cgroup
+ * hooks of the cache's SLAB_ACCOUNT and of __GFP_ACCOUNT). The second
+ * pass arms the entries in order and the new timers go on the wheel with
+ * twheel_add_bulk(), 32 per hold of its lock. Whatever runs out midway
+ * (the file's or the user's limit, memory: then single allocations take
+ * over) fails the entries it would fail one by one; what the chunk did
+ * not use is given back at its end. A REPLACE of a timer first files the
+ * new timers made before it, so that timers with the same tick still
+ * fire in the order of their entries. The chunk's state (7 KiB) is kept
+ * by the file from its first batch on; without memory for it, entries go
+ * one by one, as ARM calls would.
+ *
  *
  * Event ring
  * ----------
@@ -180,9 +215,10 @@ static unsigned int max_user_timers;
 module_param(max_user_timers, uint, 0644);
 MODULE_PARM_DESC(max_user_timers, "Maximum timers per user over all files (default: 1/32 of RAM, 16384 to 4194304)");
 
-/* Hash table sizes, in bits of bucket index. */
+/* Hash table sizes, in bits of bucket index, and timers per bucket. */
 #define TWD_HASH_MIN_BITS	6
 #define TWD_HASH_MAX_BITS	26
+#define TWD_HASH_LOAD		2
 
 /* Events taken off the ready list per round of read(), into a buffer. */
 #define TWD_READ_CHUNK		128
@@ -198,6 +234,13 @@ MODULE_PARM_DESC(max_user_timers, "Maximum timers per user over all files (defau
 
 /* Batch entries processed between checks for a fatal signal. */
 #define TWD_BATCH_CHUNK		64
+
+/*
+ * Slots of a chunk's table of new keys (twd_arm_chunk_check()), a power of
+ * two, and the mark of a free one: entries of a chunk are numbered in a u8.
+ */
+#define TWD_CHUNK_SLOTS		(2 * TWD_BATCH_CHUNK)
+#define TWD_CHUNK_FREE		U8_MAX
 
 /* twd_timer.flags */
 #define TWD_LAST		BIT(0)	/* the queued event is the last fire */
@@ -329,6 +372,7 @@ struct twd_ring {
  *		the event lock, freed under @mutex
  * @ring:	the event ring, NULL until set up; see "Event ring"
  * @chunk:	read()'s buffer, allocated at the first read(), under @mutex
+ * @arm_chunk:	ARM_BATCH's buffer, allocated at the first, under @mutex
  * @buckets:	hash table of timers by key, under @mutex
  * @hash_bits:	log2 of the number of @buckets
  * @ntimers:	timers in the table, under @mutex
@@ -353,6 +397,7 @@ struct twd_ctx {
 	struct list_head	done;
 	struct twd_ring		*ring;
 	struct twd_chunk	*chunk;
+	struct twd_arm_chunk	*arm_chunk;
 	struct twd_timer	**buckets;
 	unsigned int		hash_bits;
 	unsigned int		ntimers;
@@ -468,23 +513,48 @@ static void twd_user_uncharge(struct twd_user *user)
 	atomic_long_dec(&user->timers);
 }
 
+/*
+ * Charge @user for up to @n timers with one atomic: as many as @n charges
+ * one by one would get. Returns that number.
+ */
+static unsigned int twd_user_charge_n(struct twd_user *user, unsigned int n)
+{
+	long over;
+
+	if (!n)
+		return 0;
+	over = atomic_long_add_return(n, &user->timers) -
+	       (long)READ_ONCE(max_user_timers);
+	if (over > 0) {
+		over = min_t(long, over, n);
+		atomic_long_sub(over, &user->timers);
+		n -= over;
+	}
+	return n;
+}
+
 /* ---- the hash table of keys ---- */
 
-static struct twd_timer **twd_bucket(struct twd_ctx *ctx, u64 key)
+static u32 twd_hash(struct twd_ctx *ctx, u64 key)
 {
-	u32 hash = hsiphash_2u32(lower_32_bits(key), upper_32_bits(key),
-				 &ctx->hash_key);
+	return hsiphash_2u32(lower_32_bits(key), upper_32_bits(key),
+			     &ctx->hash_key);
+}
 
+static struct twd_timer **twd_bucket(struct twd_ctx *ctx, u32 hash)
+{
 	return &ctx->buckets[hash & (BIT(ctx->hash_bits) - 1)];
 }
 
-static struct twd_timer *twd_lookup(struct twd_ctx *ctx, u64 key)
+/* The timer of @key, whose twd_hash() is @hash. */
+static struct twd_timer *twd_lookup_hashed(struct twd_ctx *ctx, u64 key,
+					   u32 hash)
 {
 	struct twd_timer *t;
 
 	lockdep_assert_held(&ctx->mutex);
 
-	for (t = *twd_bucket(ctx, key); t; t = t->hnext)
+	for (t = *twd_bucket(ctx, hash); t; t = t->hnext)
 		if (t->key == key)
 			return t;
 	return NULL;
@@ -507,8 +577,9 @@ static void twd_hash_resize(struct twd_ctx *ctx, unsigned int bits)
 	for (i = 0; i < old_size; i++) {
 		while (old[i]) {
 			struct twd_timer *t = old[i];
-			struct twd_timer **bucket = twd_bucket(ctx, t->key);
+			struct twd_timer **bucket;
 
+			bucket = twd_bucket(ctx, twd_hash(ctx, t->key));
 			old[i] = t->hnext;
 			t->hnext = *bucket;
 			*bucket = t;
@@ -519,31 +590,60 @@ static void twd_hash_resize(struct twd_ctx *ctx, unsigned int bits)
 	kvfree(old);
 }
 
-static void twd_hash_insert(struct twd_ctx *ctx, struct twd_timer *t)
+/* Make room for @n timers in all, at most TWD_HASH_LOAD per bucket. */
+static void twd_hash_reserve(struct twd_ctx *ctx, u64 n)
 {
-	struct twd_timer **bucket = twd_bucket(ctx, t->key);
+	unsigned int bits = ctx->hash_bits;
+
+	while (n > (u64)BIT(bits) * TWD_HASH_LOAD && bits < TWD_HASH_MAX_BITS)
+		bits++;
+	if (bits > ctx->hash_bits)
+		twd_hash_resize(ctx, bits);
+}
+
+/* Halve a table that holds fewer than an eighth of its load. */
+static void twd_hash_trim(struct twd_ctx *ctx)
+{
+	if (ctx->ntimers < BIT(ctx->hash_bits) * TWD_HASH_LOAD / 8 &&
+	    ctx->hash_bits > TWD_HASH_MIN_BITS)
+		twd_hash_resize(ctx, ctx->hash_bits - 1);
+}
+
+/* Link @t, whose key's twd_hash() is @hash, without resizing. */
+static void twd_hash_link(struct twd_ctx *ctx, struct twd_timer *t, u32 hash)
+{
+	struct twd_timer **bucket = twd_bucket(ctx, hash);
 
 	lockdep_assert_held(&ctx->mutex);
 
 	t->hnext = *bucket;
 	*bucket = t;
-	if (++ctx->ntimers > BIT(ctx->hash_bits) &&
-	    ctx->hash_bits < TWD_HASH_MAX_BITS)
-		twd_hash_resize(ctx, ctx->hash_bits + 1);
+	ctx->ntimers++;
+}
+
+static struct twd_timer *twd_lookup(struct twd_ctx *ctx, u64 key)
+{
+	return twd_lookup_hashed(ctx, key, twd_hash(ctx, key));
+}
+
+/* Link @t as twd_hash_link() does, and grow the table if it is full. */
+static void twd_hash_insert(struct twd_ctx *ctx, struct twd_timer *t, u32 hash)
+{
+	twd_hash_link(ctx, t, hash);
+	twd_hash_reserve(ctx, ctx->ntimers);
 }
 
 static void twd_hash_remove(struct twd_ctx *ctx, struct twd_timer *t)
 {
-	struct twd_timer **pp = twd_bucket(ctx, t->key);
+	struct twd_timer **pp = twd_bucket(ctx, twd_hash(ctx, t->key));
 
 	lockdep_assert_held(&ctx->mutex);
 
 	while (*pp != t)
 		pp = &(*pp)->hnext;
 	*pp = t->hnext;
-	if (--ctx->ntimers < BIT(ctx->hash_bits) / 8 &&
-	    ctx->hash_bits > TWD_HASH_MIN_BITS)
-		twd_hash_resize(ctx, ctx->hash_bits - 1);
+	ctx->ntimers--;
+	twd_hash_trim(ctx);
 }
 
 /* ---- time namespaces and clocks ---- */
@@ -1295,11 +1395,35 @@ static void twd_clock_file_add(struct twd_ctx *ctx)
 
 /* ---- ioctl operations, called with ctx->mutex held ---- */
 
+/*
+ * A new timer @t of @ctx, idle, as @arm says, for @deadline in its clock,
+ * which is @off ns ahead of CLOCK_MONOTONIC. Returns where to file it on
+ * the wheel: twd_file().
+ */
+static u64 twd_timer_init(struct twd_ctx *ctx, struct twd_timer *t,
+			  const struct twheel_arm *arm, u64 deadline, s64 off)
+{
+	s64 clock_off;
+	u64 mono;
+
+	twheel_timer_init_batch(&t->wt, twd_timer_fn, 0);
+	INIT_LIST_HEAD(&t->ready);
+	t->ctx = ctx;
+	t->key = arm->key;
+	t->deadline = deadline;
+	t->fired_at = 0;
+	t->overruns = 0;
+	t->flags = twd_clock_flags(arm->flags);
+	mono = twd_file(deadline, off, &clock_off);
+	twd_set_filed(t, clock_off, off);
+	twd_timer_setup(t, arm);
+	return mono;
+}
+
 static int twd_arm_new(struct twd_ctx *ctx, const struct twheel_arm *arm,
-		       u64 deadline, s64 off)
+		       u64 deadline, s64 off, u32 hash)
 {
 	struct twd_timer *t;
-	s64 clock_off;
 	u64 mono;
 	int ret;
 
@@ -1314,18 +1438,8 @@ static int twd_arm_new(struct twd_ctx *ctx, const struct twheel_arm *arm,
 		ret = -ENOMEM;
 		goto out_uncharge;
 	}
-	twheel_timer_init_batch(&t->wt, twd_timer_fn, 0);
-	INIT_LIST_HEAD(&t->ready);
-	t->ctx = ctx;
-	t->key = arm->key;
-	t->deadline = deadline;
-	t->fired_at = 0;
-	t->overruns = 0;
-	t->flags = twd_clock_flags(arm->flags);
-	mono = twd_file(deadline, off, &clock_off);
-	twd_set_filed(t, clock_off, off);
-	twd_timer_setup(t, arm);
-	twd_hash_insert(ctx, t);
+	mono = twd_timer_init(ctx, t, arm, deadline, off);
+	twd_hash_insert(ctx, t, hash);
 	ret = twheel_add(&t->wt, mono, TWHEEL_ABS);
 	/* Cannot fail: a new timer and a deadline checked to be in range. */
 	if (WARN_ON_ONCE(ret))
@@ -1374,6 +1488,7 @@ static int twd_arm(struct twd_ctx *ctx, const struct twheel_arm *arm,
 	struct twd_timer *t;
 	u64 deadline;
 	s64 off = 0;
+	u32 hash;
 	int ret;
 
 	lockdep_assert_held(&ctx->mutex);
@@ -1389,9 +1504,10 @@ static int twd_arm(struct twd_ctx *ctx, const struct twheel_arm *arm,
 			   tn, off, &deadline);
 	if (ret)
 		return ret;
-	t = twd_lookup(ctx, arm->key);
+	hash = twd_hash(ctx, arm->key);
+	t = twd_lookup_hashed(ctx, arm->key, hash);
 	if (!t)
-		return twd_arm_new(ctx, arm, deadline, off);
+		return twd_arm_new(ctx, arm, deadline, off, hash);
 	if (!(arm->flags & TWHEEL_ARM_REPLACE))
 		return -EEXIST;
 	return twd_arm_replace(ctx, t, arm, deadline, off);
@@ -1786,8 +1902,20 @@ static long twd_batch_ret(u32 flags, u32 done, long ok, int err)
  */
 static int twd_batch_start(s32 __user *status, u32 first, u32 end)
 {
-	return clear_user(status + first, (end - first) * sizeof(*status)) ?
-	       -EFAULT : 0;
+	s32 __user *s = status + first;
+	u32 i, n = end - first;
+
+	/* Not clear_user(): see twd_arm_chunk_get(). */
+	if (!user_write_access_begin(s, n * sizeof(*s)))
+		return -EFAULT;
+	for (i = 0; i < n; i++)
+		unsafe_put_user(0, s + i, out_fault);
+	user_write_access_end();
+	return 0;
+
+out_fault:
+	user_write_access_end();
+	return -EFAULT;
 }
 
 /*
@@ -1803,13 +1931,321 @@ static int twd_batch_pause(void)
 	return 0;
 }
 
+/**
+ * struct twd_arm_chunk - a chunk of TWHEEL_IOC_ARM_BATCH between its passes
+ * @arm:	the entries, copied in
+ * @ret:	each entry's result: 0, or the -errno it fails with
+ * @deadline:	each checked entry's deadline, host time of its clock
+ * @off:	each checked entry's clock minus CLOCK_MONOTONIC
+ * @hash:	each checked entry's twd_hash() of its key
+ * @found:	the timer each checked entry's key had before the chunk
+ * @lead:	for an entry whose key was not @found: the first entry of
+ *		the chunk with that key
+ * @slot:	the chunk's new keys, by hash: their first entries, open
+ *		addressing with linear probing, %TWD_CHUNK_FREE if none
+ * @made:	by @lead: the timer the chunk made for that key, or NULL
+ * @status:	the chunk's first slot in the user's status array
+ * @units:	charges of the user the chunk holds and has not used
+ * @armed:	entries that took effect
+ * @nobj:	objects left in @obj
+ * @obj:	objects allocated in bulk for the chunk's new keys
+ * @nstaged:	timers in @staged
+ * @staged:	timers made by the chunk, not yet on the wheel
+ * @expires:	their deadlines
+ * @entry:	their entries
+ * @add_ret:	twheel_add_bulk()'s results
+ */
+struct twd_arm_chunk {
+	struct twheel_arm	arm[TWD_BATCH_CHUNK];
+	int			ret[TWD_BATCH_CHUNK];
+	u64			deadline[TWD_BATCH_CHUNK];
+	s64			off[TWD_BATCH_CHUNK];
+	u32			hash[TWD_BATCH_CHUNK];
+	struct twd_timer	*found[TWD_BATCH_CHUNK];
+	u8			lead[TWD_BATCH_CHUNK];
+	u8			slot[TWD_CHUNK_SLOTS];
+	struct twd_timer	*made[TWD_BATCH_CHUNK];
+	s32 __user		*status;
+	unsigned int		units;
+	unsigned int		armed;
+	unsigned int		nobj;
+	void			*obj[TWD_BATCH_CHUNK];
+	unsigned int		nstaged;
+	struct twheel_timer	*staged[TWD_BATCH_CHUNK];
+	ktime_t			expires[TWD_BATCH_CHUNK];
+	u8			entry[TWD_BATCH_CHUNK];
+	int			add_ret[TWD_BATCH_CHUNK];
+};
+
+/*
+ * Copy in @n entries of our size from @uarm, 8-byte aligned, a word at a
+ * time in one user access section; false if one faults. Not
+ * copy_from_user(): with ERMS it is a byte-wise string instruction (rep
+ * movsb), which a chunk of a few KiB of words does not need and which
+ * costs most where instructions are emulated.
+ */
+static bool twd_arm_chunk_get(struct twd_arm_chunk *c, const u8 __user *uarm,
+			      unsigned int n)
+{
+	const u64 __user *src = (const u64 __user *)uarm;
+	size_t i, words = n * sizeof(c->arm[0]) / sizeof(u64);
+	u64 *dst = (u64 *)c->arm;
+
+	BUILD_BUG_ON(sizeof(c->arm[0]) % sizeof(u64));
+	if (!IS_ALIGNED((unsigned long)uarm, sizeof(u64)) ||
+	    !user_read_access_begin(src, words * sizeof(u64)))
+		return false;
+	for (i = 0; i < words; i++)
+		unsafe_get_user(dst[i], src + i, out_fault);
+	user_read_access_end();
+	return true;
+
+out_fault:
+	user_read_access_end();
+	return false;
+}
+
+/*
+ * Copy in @n entries of @usize bytes. An entry with an unknown nonzero
+ * tail does not get the kernel's size written back, unlike the ioctl's own
+ * argument: the entries are input only (the ioctl is _IOW), and the caller
+ * may be wrong about where they end. One copy for entries of our size; one
+ * per entry for another size or alignment, or to find the entries that
+ * fault.
+ */
+static void twd_arm_chunk_load(struct twd_arm_chunk *c,
+			       const u8 __user *uarm, u32 usize,
+			       unsigned int n)
+{
+	unsigned int i;
+
+	if (usize == sizeof(c->arm[0]) && twd_arm_chunk_get(c, uarm, n)) {
+		for (i = 0; i < n; i++)
+			c->ret[i] = c->arm[i].size != usize ? -EINVAL : 0;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		c->ret[i] = copy_struct_from_user(&c->arm[i], sizeof(c->arm[i]),
+						  uarm + (size_t)i * usize,
+						  usize);
+		if (!c->ret[i] && c->arm[i].size != usize)
+			c->ret[i] = -EINVAL;
+	}
+}
+
+/*
+ * The first pass: check the entries, hash and look up their keys, and
+ * link the entries of each key the table lacks to the first of them.
+ * Returns the number of such keys: the timers the chunk may make.
+ */
+static unsigned int twd_arm_chunk_check(struct twd_ctx *ctx,
+					struct twd_arm_chunk *c,
+					unsigned int n,
+					const struct twd_now *tn)
+{
+	unsigned int i, j, k, nkeys = 0;
+
+	lockdep_assert_held(&ctx->mutex);
+	BUILD_BUG_ON(!is_power_of_2(TWD_CHUNK_SLOTS));
+
+	memset(c->slot, TWD_CHUNK_FREE, sizeof(c->slot));
+	for (i = 0; i < n; i++) {
+		const struct twheel_arm *arm = &c->arm[i];
+		u32 tflags = twd_clock_flags(arm->flags);
+		u64 key = arm->key;
+
+		/* As twd_arm() does it. */
+		if (!c->ret[i])
+			c->ret[i] = twd_check_arm(arm);
+		if (c->ret[i])
+			continue;
+		c->off[i] = 0;
+		if (tflags & TWD_CLOCKS) {
+			twd_clock_file_add(ctx);
+			c->off[i] = twd_clock_offset(tflags);
+		}
+		c->ret[i] = twd_deadline(arm->expiry_ns,
+					 arm->flags & TWHEEL_ARM_ABS, tflags, tn,
+					 c->off[i], &c->deadline[i]);
+		if (c->ret[i])
+			continue;
+		c->hash[i] = twd_hash(ctx, key);
+		c->found[i] = twd_lookup_hashed(ctx, key, c->hash[i]);
+		if (c->found[i])
+			continue;
+		/* At most n of 2n slots taken: a free one ends the probe. */
+		for (k = c->hash[i]; ; k++) {
+			j = c->slot[k & (TWD_CHUNK_SLOTS - 1)];
+			if (j == TWD_CHUNK_FREE) {
+				c->slot[k & (TWD_CHUNK_SLOTS - 1)] = i;
+				j = i;
+				nkeys++;
+				break;
+			}
+			if (c->arm[j].key == key)
+				break;
+		}
+		c->lead[i] = j;
+		c->made[i] = NULL;
+	}
+	return nkeys;
+}
+
+/*
+ * File the chunk's new timers on the wheel, in the order of their
+ * entries. twheel_add_bulk() cannot fail for them (new timers, deadlines
+ * in range); if it did, the entry is undone and reports it.
+ */
+static void twd_arm_chunk_flush(struct twd_ctx *ctx, struct twd_arm_chunk *c)
+{
+	unsigned int i, n = c->nstaged;
+
+	lockdep_assert_held(&ctx->mutex);
+
+	if (!n)
+		return;
+	c->nstaged = 0;
+	if (twheel_add_bulk(c->staged, c->expires, n, TWHEEL_ABS,
+			    c->add_ret) == n)
+		return;
+	for (i = 0; i < n; i++) {
+		struct twd_timer *t;
+		unsigned int e;
+
+		if (!WARN_ON_ONCE(c->add_ret[i]))
+			continue;
+		t = container_of(c->staged[i], struct twd_timer, wt);
+		e = c->entry[i];
+		c->made[c->lead[e]] = NULL;
+		twd_hash_remove(ctx, t);
+		twd_timer_free(ctx, t);
+		ctx->armed--;
+		c->armed--;
+		/* Best effort: the slot was writable when it was zeroed. */
+		put_user(c->add_ret[i], c->status + e);
+	}
+}
+
+/* Arm a new timer for entry @i of the chunk; staged, not yet filed. */
+static int twd_arm_chunk_new(struct twd_ctx *ctx, struct twd_arm_chunk *c,
+			     unsigned int i)
+{
+	struct twd_timer *t;
+
+	if (ctx->ntimers >= READ_ONCE(max_timers))
+		return -ENOSPC;
+	if (c->units)
+		c->units--;
+	else if (!twd_user_charge(ctx->user))
+		return -ENOSPC;
+	t = c->nobj ? c->obj[--c->nobj] :
+	    kmem_cache_alloc(twd_cache, GFP_KERNEL_ACCOUNT);
+	if (!t) {
+		c->units++;
+		return -ENOMEM;
+	}
+	c->expires[c->nstaged] = twd_timer_init(ctx, t, &c->arm[i],
+						c->deadline[i], c->off[i]);
+	twd_hash_link(ctx, t, c->hash[i]);
+	c->made[c->lead[i]] = t;
+	c->staged[c->nstaged] = &t->wt;
+	c->entry[c->nstaged] = i;
+	c->nstaged++;
+	ctx->armed++;
+	return 0;
+}
+
+/* The second pass, for entry @i: as twd_arm() would do it. */
+static int twd_arm_chunk_entry(struct twd_ctx *ctx, struct twd_arm_chunk *c,
+			       unsigned int i)
+{
+	struct twd_timer *t;
+
+	if (c->ret[i])
+		return c->ret[i];
+	t = c->found[i] ?: c->made[c->lead[i]];
+	if (!t)
+		return twd_arm_chunk_new(ctx, c, i);
+	if (!(c->arm[i].flags & TWHEEL_ARM_REPLACE))
+		return -EEXIST;
+	/* Timers armed before this one go on the wheel before it. */
+	twd_arm_chunk_flush(ctx, c);
+	return twd_arm_replace(ctx, t, &c->arm[i], c->deadline[i], c->off[i]);
+}
+
+/*
+ * Arm the @n entries at @uarm, chunk @first of the batch, whose status
+ * slots start at @status and are zeroed: see "Arming in batches". Returns
+ * the number of entries processed: @n, or fewer if a status slot faulted
+ * (the entry there changed nothing).
+ */
+static unsigned int twd_arm_chunk(struct twd_ctx *ctx, struct twd_arm_chunk *c,
+				  const u8 __user *uarm, u32 usize,
+				  s32 __user *status, unsigned int n,
+				  const struct twd_now *tn)
+{
+	unsigned int i, want, room, max = READ_ONCE(max_timers);
+	int ret;
+
+	lockdep_assert_held(&ctx->mutex);
+
+	twd_arm_chunk_load(c, uarm, usize, n);
+	want = twd_arm_chunk_check(ctx, c, n, tn);
+	room = ctx->ntimers < max ? max - ctx->ntimers : 0;
+	c->status = status;
+	c->armed = 0;
+	c->nstaged = 0;
+	c->units = twd_user_charge_n(ctx->user, min(want, room));
+	c->nobj = 0;
+	if (c->units &&
+	    kmem_cache_alloc_bulk(twd_cache, GFP_KERNEL_ACCOUNT, c->units,
+				  c->obj))
+		c->nobj = c->units;
+	for (i = 0; i < n; i++) {
+		ret = twd_arm_chunk_entry(ctx, c, i);
+		if (!ret)
+			c->armed++;
+		else if (put_user(ret, status + i))
+			break;	/* stop before the next entry */
+	}
+	twd_arm_chunk_flush(ctx, c);
+	if (c->units)
+		atomic_long_sub(c->units, &ctx->user->timers);
+	if (c->nobj)
+		kmem_cache_free_bulk(twd_cache, c->nobj, c->obj);
+	return i;
+}
+
+/*
+ * Arm @n entries of a batch one by one, as twd_arm_chunk() would, for
+ * lack of its buffer; counts the timers armed in @armed.
+ */
+static unsigned int twd_arm_entries(struct twd_ctx *ctx, const u8 __user *uarm,
+				    u32 usize, s32 __user *status,
+				    unsigned int n, const struct twd_now *tn,
+				    long *armed)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		ret = twd_arm_user(ctx, uarm + (size_t)i * usize, usize, tn);
+		if (!ret)
+			(*armed)++;
+		else if (put_user(ret, status + i))
+			break;	/* stop before the next entry */
+	}
+	return i;
+}
+
 static long twd_ioc_arm_batch(struct twd_ctx *ctx, union twd_ucmd *u)
 {
 	const struct twheel_arm_batch *b = &u->arm_batch;
 	const u8 __user *entries = u64_to_user_ptr(b->entries);
 	s32 __user *status = u64_to_user_ptr(b->status);
+	struct twd_arm_chunk *c;
+	u32 done = 0, n, got, max;
 	struct twd_now tn;
-	u32 done = 0, end;
 	long armed = 0;
 	int err = 0;
 
@@ -1822,24 +2258,37 @@ static long twd_ioc_arm_batch(struct twd_ctx *ctx, union twd_ucmd *u)
 
 	twd_now(&tn);
 	twd_lock(ctx);
+	/* Without it (no memory), entries go one by one: same results. */
+	if (!ctx->arm_chunk)
+		ctx->arm_chunk = kmalloc(sizeof(*c), GFP_KERNEL_ACCOUNT |
+					 __GFP_NOWARN);
+	c = ctx->arm_chunk;
+	/* Room for the whole batch, as far as the file may hold it. */
+	max = READ_ONCE(max_timers);
+	twd_hash_reserve(ctx, (u64)ctx->ntimers +
+			 min(b->count, max > ctx->ntimers ?
+			     max - ctx->ntimers : 0));
 	while (done < b->count && !err) {
-		end = done + min_t(u32, b->count - done, TWD_BATCH_CHUNK);
-		err = twd_batch_start(status, done, end);
-		for (; !err && done < end; done++) {
-			int ret = twd_arm_user(ctx, entries + (size_t)done *
-					       b->entry_size, b->entry_size,
-					       &tn);
-
-			if (!ret) {
-				armed++;
-			} else if (put_user(ret, status + done)) {
-				err = -EFAULT;	/* stop before this entry */
-				break;
-			}
+		n = min_t(u32, b->count - done, TWD_BATCH_CHUNK);
+		err = twd_batch_start(status, done, done + n);
+		if (err)
+			break;
+		if (c) {
+			got = twd_arm_chunk(ctx, c, entries + (size_t)done *
+					    b->entry_size, b->entry_size,
+					    status + done, n, &tn);
+			armed += c->armed;
+		} else {
+			got = twd_arm_entries(ctx, entries + (size_t)done *
+					      b->entry_size, b->entry_size,
+					      status + done, n, &tn, &armed);
 		}
-		if (!err)
-			err = twd_batch_pause();
+		done += got;
+		/* A status slot faulted: stop before its entry. */
+		err = got < n ? -EFAULT : twd_batch_pause();
 	}
+	/* Entries that failed leave no table larger than its timers need. */
+	twd_hash_trim(ctx);
 	mutex_unlock(&ctx->mutex);
 	return twd_batch_ret(b->flags, done, armed, err);
 }
@@ -2478,6 +2927,7 @@ static int twd_release(struct inode *inode, struct file *file)
 	if (ctx->ring)
 		twd_ring_free(ctx->ring);
 	kfree(ctx->chunk);
+	kfree(ctx->arm_chunk);
 	twd_user_put(ctx->user);
 	mutex_destroy(&ctx->mutex);
 	kvfree(ctx->buckets);
@@ -2490,9 +2940,13 @@ static void twd_show_fdinfo(struct seq_file *m, struct file *file)
 	struct twd_ctx *ctx = file->private_data;
 	u64 armed, cancelled, fired, overruns, delivered, ring_overflow = 0;
 	unsigned int ntimers, nqueued, event_size, ring_entries = 0;
+	size_t table_bytes, ring_bytes = 0;
 
 	mutex_lock(&ctx->mutex);
 	ntimers = ctx->ntimers;
+	table_bytes = BIT(ctx->hash_bits) * sizeof(*ctx->buckets);
+	if (ctx->ring)
+		ring_bytes = (size_t)ctx->ring->npages << PAGE_SHIFT;
 	event_size = ctx->event_size;
 	armed = ctx->armed;
 	cancelled = ctx->cancelled;
@@ -2517,6 +2971,9 @@ static void twd_show_fdinfo(struct seq_file *m, struct file *file)
 	/* The ring's slots (0: none) and the events that found it full. */
 	seq_printf(m, "ring_entries:\t%u\nring_overflow:\t%llu\n",
 		   ring_entries, ring_overflow);
+	/* Memory besides the timers: the key table's and the ring's pages. */
+	seq_printf(m, "table_bytes:\t%zu\nring_bytes:\t%zu\n", table_bytes,
+		   ring_bytes);
 	/* The limits in force, and the user's count they apply to. */
 	seq_printf(m, "max_timers:\t%u\nmax_user_timers:\t%u\n",
 		   READ_ONCE(max_timers), READ_ONCE(max_user_timers));

@@ -8,7 +8,8 @@
  *   running kernel does not know. Both must work, and a v2 client that uses
  *   its new field learns the kernel's size from -E2BIG.
  * - batch_*: batches go in chunks, stop for a fatal signal and report how
- *   far they got.
+ *   far they got; each entry of a chunk gets what TWHEEL_IOC_ARM would
+ *   give it in turn, whatever else is in the chunk.
  * - timens_*: absolute times in and out are those of the caller's time
  *   namespace.
  *
@@ -489,6 +490,171 @@ TEST_F(uapi, batch_cancel_killable)
 TEST_F(uapi, batch_arm_killable)
 {
 	batch_killed(_metadata, self->fd, 1);
+}
+
+/* Entry @i of a mixed batch: key 1000 + @i, data @i, at @deadline. */
+static void mixed_entry(struct twheel_arm *e, int i, __u64 deadline)
+{
+	*e = tw_arm_rel(1000 + i, i, deadline);
+	e->flags = TWHEEL_ARM_ABS;
+}
+
+/*
+ * A batch of two chunks (64 + 36) whose entries mix new keys, duplicates
+ * (with and without REPLACE) of keys made earlier in the same chunk and of
+ * keys the file had, bad entries, a periodic timer, and the file's limit,
+ * reached in the middle of the first chunk. Every status is what ARM
+ * would have returned entry by entry, the timers that took effect fire
+ * once each with their last data, in the order they were (re)armed, and
+ * nothing else fires.
+ */
+TEST_F(uapi, batch_mixed_chunks)
+{
+	int fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
+	__u64 d = tw_now() + 400 * MS;
+	struct twheel_arm e[100];
+	struct twheel_arm_batch ab = {
+		.size = sizeof(ab), .entries = (uintptr_t)e,
+		.count = 100, .entry_size = sizeof(e[0]),
+	};
+	/* The events' keys in order, and the data of each key. */
+	static const int order[] = {
+		1001, 1002, 1010, 1012, 1013, 1014, 1015, 1016, 1017, 1018,
+		1019, 1020, 1021, 1022, 1023, 1024, 1025, 1026, 1027, 1028,
+		1029, 1030, 1031, 1032, 1033, 1034, 1035, 1036, 1000, 1011,
+	};
+	struct twheel_event ev[32];
+	__s32 status[100], want[100];
+	unsigned long old_max;
+	int i, n;
+
+	ASSERT_LE(0, fd);
+	ab.status = (uintptr_t)status;
+	/* A key the file has before the batch. */
+	ASSERT_EQ(0, tw_arm(fd, 5000, 0, 10000 * MS, 0, 0, 0));
+	for (i = 0; i < 100; i++) {
+		mixed_entry(&e[i], i, d);
+		/* Past the file's limit of 31: -ENOSPC unless said below. */
+		want[i] = i <= 2 || (i >= 10 && i <= 36) ? 0 : -ENOSPC;
+	}
+	e[3].key = 1001;			/* made by e[1] */
+	want[3] = -EEXIST;
+	e[4].key = 1002;			/* made by e[2], replaced */
+	e[4].flags |= TWHEEL_ARM_REPLACE;
+	want[4] = 0;
+	e[5].flags |= 1U << 30;
+	want[5] = -EINVAL;
+	e[6].period_ns = 1;			/* below a tick */
+	want[6] = -EINVAL;
+	e[7].key = 5000;			/* the file had it */
+	want[7] = -EEXIST;
+	e[8].size = sizeof(e[8]) - 8;		/* not entry_size */
+	want[8] = -EINVAL;
+	e[9].__reserved = 1;
+	want[9] = -EINVAL;
+	e[10].period_ns = 20 * MS;		/* two fires */
+	e[10].count = 2;
+	e[40].key = 1037;			/* e[37] found no room */
+	e[41].key = 1000;			/* made by e[0], replaced */
+	e[41].flags |= TWHEEL_ARM_REPLACE;
+	want[41] = 0;
+	e[42].key = 1010;			/* made by e[10] */
+	want[42] = -EEXIST;
+	e[70].key = 1011;			/* replaced from chunk 2 */
+	e[70].flags |= TWHEEL_ARM_REPLACE;
+	want[70] = 0;
+	e[71].key = 5000;
+	want[71] = -EEXIST;
+	e[72].count = 3;			/* a count without a period */
+	want[72] = -EINVAL;
+
+	ASSERT_EQ(0, tw_param_read("max_timers", &old_max));
+	ASSERT_EQ(0, tw_param_write("max_timers", 31));
+	n = tw_ioctl_ret(fd, TWHEEL_IOC_ARM_BATCH, &ab);
+	ASSERT_EQ(0, tw_param_write("max_timers", old_max));
+	EXPECT_EQ(3 + 1 + 27 + 1 + 1, n);
+	for (i = 0; i < 100; i++)
+		EXPECT_EQ(want[i], status[i]) TH_LOG("entry %d", i);
+	EXPECT_EQ(31, tw_fdinfo(fd, "timers"));
+	EXPECT_EQ(1 + 33, tw_fdinfo(fd, "armed"));
+
+	/* All due at d, the periodic one also at d + 20 ms: one event. */
+	while (tw_now() < d + 200 * MS)
+		tw_sleep_ms(10);
+	n = tw_read_n(fd, ev, 32, 2000);
+	ASSERT_EQ(30, n);
+	for (i = 0; i < n; i++) {
+		int key = order[i];
+		__u64 data = key == 1000 ? 41 : key == 1002 ? 4 :
+			     key == 1011 ? 70 : key - 1000;
+
+		EXPECT_EQ(key, ev[i].key) TH_LOG("event %d", i);
+		EXPECT_EQ(data, ev[i].data) TH_LOG("key %d", key);
+		EXPECT_EQ(d + (key == 1010 ? 20 * MS : 0), ev[i].deadline_ns);
+		EXPECT_EQ(key == 1010 ? 1 : 0, ev[i].overruns);
+		EXPECT_EQ(TWHEEL_EVENT_LAST, ev[i].flags);
+		EXPECT_TRUE(tw_late_ok(&ev[i], self->v.tick_ns));
+	}
+	EXPECT_TRUE(tw_quiet_for(fd, 50));
+	EXPECT_EQ(1, tw_fdinfo(fd, "timers"));
+	EXPECT_EQ(0, tw_cancel(fd, 5000));
+	close(fd);
+}
+
+/*
+ * The user's limit reached in the middle of a chunk: the entries after it
+ * fail with -ENOSPC and change nothing, the user is charged for exactly
+ * the timers made, and room freed by cancels is used by the next batch.
+ */
+TEST_F(uapi, batch_user_limit_mid_chunk)
+{
+	int fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
+	__u64 d = tw_now() + 10000 * MS;
+	struct twheel_arm e[64];
+	struct twheel_arm_batch ab = {
+		.size = sizeof(ab), .entries = (uintptr_t)e,
+		.count = 64, .entry_size = sizeof(e[0]),
+	};
+	unsigned long old_user;
+	long long base;
+	__s32 status[64];
+	int i, n, n2;
+
+	ASSERT_LE(0, fd);
+	ab.status = (uintptr_t)status;
+	base = tw_fdinfo(fd, "user_timers");
+	ASSERT_LE(1, base);		/* the fixture's sentinel */
+	for (i = 0; i < 64; i++)
+		mixed_entry(&e[i], i, d);
+	ASSERT_EQ(0, tw_param_read("max_user_timers", &old_user));
+	ASSERT_EQ(0, tw_param_write("max_user_timers", base + 20));
+	n = tw_ioctl_ret(fd, TWHEEL_IOC_ARM_BATCH, &ab);
+	for (i = 0; i < 64; i++)
+		EXPECT_EQ(i < 20 ? 0 : -ENOSPC, status[i]) TH_LOG("entry %d", i);
+	for (i = 0; i < 5; i++)
+		EXPECT_EQ(0, tw_cancel(fd, 1000 + i));
+	/* Five new keys fit again; a duplicate of one of them does not. */
+	for (i = 0; i < 10; i++)
+		mixed_entry(&e[i], 100 + i, d);
+	e[3].key = 1100;
+	e[4].key = 1100;
+	e[4].flags |= TWHEEL_ARM_REPLACE;
+	ab.count = 10;
+	n2 = tw_ioctl_ret(fd, TWHEEL_IOC_ARM_BATCH, &ab);
+	ASSERT_EQ(0, tw_param_write("max_user_timers", old_user));
+
+	EXPECT_EQ(20, n);
+	EXPECT_EQ(6, n2);
+	/* 1100, 1101, 1102, 1100 again (replaced), 1105, 1106 */
+	for (i = 0; i < 10; i++)
+		EXPECT_EQ(i <= 2 || i == 4 || i == 5 || i == 6 ? 0 :
+			  i == 3 ? -EEXIST : -ENOSPC, status[i])
+			TH_LOG("entry %d", i);
+	EXPECT_EQ(20, tw_fdinfo(fd, "timers"));
+	EXPECT_EQ(base + 20, tw_fdinfo(fd, "user_timers"));
+	EXPECT_EQ(20, tw_cancel_all(fd));
+	EXPECT_EQ(base, tw_fdinfo(fd, "user_timers"));
+	close(fd);
 }
 
 /* MemTotal of /proc/meminfo in bytes, or 0. */
