@@ -12,8 +12,13 @@
  *            and after): timerfd_create + timerfd_settime, timer_create +
  *            timer_settime (SIGEV_NONE; capped at -p seconds), and
  *            /dev/twheel, one TWHEEL_IOC_ARM per timer and TWHEEL_IOC_ARM_BATCH
- *            of 1024, and io_uring: one IORING_OP_TIMEOUT SQE per timer
- *            (relative), submitted 4096 at a time (liburing)
+ *            of 1024, on a file with an event ring of TW_RING slots (the
+ *            README's idiom), and io_uring: one IORING_OP_TIMEOUT SQE per
+ *            timer (relative), submitted 4096 at a time (liburing).
+ *            twheel's memory also counts the pages of its key table and its
+ *            ring, as its fdinfo reports them: neither is a slab object nor
+ *            vmalloc'ed (a table beyond the largest kmalloc cache comes
+ *            from the page allocator unless vmalloc had to step in)
  *  udeliver  events delivered per second when N timers come due at one
  *            instant, counted from that instant, how late the first one
  *            arrives in userspace (first_late_ns) and how late the last one
@@ -208,9 +213,10 @@ static struct kmem kmem_now(void)
 
 /*
  * Bytes per timer of kernel memory growth since @before: slab objects plus
- * vmalloc ("mem_b"), and the Slab pages of meminfo for reference.
+ * vmalloc plus @pages bytes that neither counts ("mem_b"), and the Slab
+ * pages of meminfo for reference.
  */
-static void jkmem(struct kmem before, unsigned int n)
+static void jkmem_pages(struct kmem before, unsigned int n, double pages)
 {
 	struct kmem after = kmem_now();
 	double obj = after.obj_b - before.obj_b;
@@ -218,10 +224,15 @@ static void jkmem(struct kmem before, unsigned int n)
 
 	if (!n)
 		return;
-	jnum("mem_b", (obj + vm) / n);
+	jnum("mem_b", (obj + vm + pages) / n);
 	jnum("slab_obj_b", obj / n);
 	jnum("vmalloc_b", vm / n);
 	jnum("slab_pages_b", (after.slab_kb - before.slab_kb) * 1024.0 / n);
+}
+
+static void jkmem(struct kmem before, unsigned int n)
+{
+	jkmem_pages(before, n, 0);
 }
 
 /* Let RCU-deferred frees of the last run finish before the next measures. */
@@ -489,6 +500,41 @@ static int tw_arm_n(struct twl *tw, unsigned int n, unsigned int batch,
 	return 0;
 }
 
+/* The largest kmalloc cache (SLUB: two pages); larger comes in pages. */
+#define KMALLOC_MAX_CACHE	8192
+
+/*
+ * Bytes of @tw's key table and ring that are not slab objects and not in
+ * VmallocUsed, which grew by @vm_b: the ring's pages always, the table's
+ * when it is too large for a kmalloc cache and was not vmalloc'ed.
+ */
+static double tw_pages(const struct twl *tw, double vm_b)
+{
+	double table = 0, ring = 0;
+	char path[64], line[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", tw->fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "table_bytes: %lf", &table) == 1)
+			continue;
+		if (sscanf(line, "ring_bytes: %lf", &ring) == 1)
+			continue;
+	}
+	fclose(f);
+	jnum("table_bytes", table);
+	jnum("ring_bytes", ring);
+	if (table <= KMALLOC_MAX_CACHE || vm_b >= table)
+		table = 0;
+	return table + ring;
+}
+
+/* The ring of the arming runs: the README's idiom. */
+#define TW_RING		4096
+
 static void arm_twheel(unsigned int n, unsigned int batch)
 {
 	struct kmem before = kmem_now();
@@ -497,6 +543,8 @@ static void arm_twheel(unsigned int n, unsigned int batch)
 
 	if (tw_open(&tw))
 		return;
+	if (twl_ring_setup(&tw, TW_RING))
+		die("twheel ring setup");
 	t0 = now_ns();
 	if (tw_arm_n(&tw, n, batch, 0))
 		die("twheel arm");
@@ -507,7 +555,8 @@ static void arm_twheel(unsigned int n, unsigned int batch)
 	if (batch)
 		jint("batch", batch);
 	jrate(n, t0, t1);
-	jkmem(before, n);
+	jkmem_pages(before, n, tw_pages(&tw, (kmem_now().vmalloc_kb -
+					       before.vmalloc_kb) * 1024.0));
 	jend();
 	twl_close(&tw);
 	settle();
