@@ -4,9 +4,9 @@
  *
  * - boottime_*: deadlines in and out, and fire times, are CLOCK_BOOTTIME,
  *   of the caller's time namespace: a namespace with a large boottime
- *   offset sees its own times, never an early fire. (Suspend, which makes
- *   CLOCK_BOOTTIME run ahead of CLOCK_MONOTONIC, cannot be done in the VM:
- *   the namespace offset stands in for it.)
+ *   offset sees its own times, never an early fire; a real suspend to RAM
+ *   of the test guest (QEMU resumes from S3 on the RTC's alarm) makes
+ *   CLOCK_BOOTTIME run ahead of CLOCK_MONOTONIC, and its timers with it.
  * - realtime_*: the wall clock set forward past a deadline fires the timer
  *   promptly; set back, it never fires before the clock reaches it.
  * - cancel_on_set_*: a TWHEEL_ARM_CANCEL_ON_SET timer is cancelled by a
