@@ -36,10 +36,6 @@
  */
 #define LATE_MAX	(5000 * MS)
 
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME	0x00000080
-#endif
-
 static __u64 clock_ns(clockid_t clk)
 {
 	struct timespec ts;
@@ -225,31 +221,6 @@ TEST_F(clock, boottime_absolute)
 
 #define TIMENS_BOOT_S	(100 * 86400L)	/* 100 days of "suspend" */
 
-/*
- * Fork into a new time namespace whose CLOCK_BOOTTIME is @offset_s seconds
- * ahead of the host's (CLOCK_MONOTONIC is not): the offsets can be
- * written only before a process enters, and unshare() moves only the
- * children. Returns the child's pid (0 in the child), or -errno.
- */
-static int timens_boot_fork(long offset_s)
-{
-	char buf[64];
-	int fd, len;
-
-	if (unshare(CLONE_NEWTIME))
-		return -errno;
-	fd = open("/proc/self/timens_offsets", O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	len = snprintf(buf, sizeof(buf), "boottime %ld 0\n", offset_s);
-	if (write(fd, buf, len) != len) {
-		close(fd);
-		return -errno;
-	}
-	close(fd);
-	return fork();
-}
-
 /* In the namespace: exit with the number of the first failed check. */
 static int timens_boot_child(int pfd)
 {
@@ -319,7 +290,7 @@ TEST_F(clock, boottime_timens_offset)
 	struct twheel_query q;
 	int pid, wst;
 
-	pid = timens_boot_fork(TIMENS_BOOT_S);
+	pid = tw_timens_fork("boottime", TIMENS_BOOT_S);
 	if (pid == -EINVAL || pid == -ENOENT)
 		SKIP(return, "no time namespaces (CONFIG_TIME_NS=n)");
 	if (pid == -EPERM)

@@ -297,6 +297,40 @@ static inline long long tw_fdinfo(int fd, const char *name)
 	return val;
 }
 
+#ifdef _GNU_SOURCE
+#include <sched.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME	0x00000080
+#endif
+
+/*
+ * The test process enters a new time namespace whose @clock ("monotonic"
+ * or "boottime") is @offset_s seconds ahead of the host's, by forking:
+ * unshare(CLONE_NEWTIME) moves only its children, and the offsets can be
+ * written only before one enters. Returns the child's pid (0 in the
+ * child), or -errno if the kernel has no time namespaces.
+ */
+static inline int tw_timens_fork(const char *clock, long offset_s)
+{
+	char buf[64];
+	int fd, len;
+
+	if (unshare(CLONE_NEWTIME))
+		return -errno;
+	fd = open("/proc/self/timens_offsets", O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	len = snprintf(buf, sizeof(buf), "%s %ld 0\n", clock, offset_s);
+	if (write(fd, buf, len) != len) {
+		close(fd);
+		return -errno;
+	}
+	close(fd);
+	return fork();
+}
+#endif /* _GNU_SOURCE */
+
 /* Called first by main(): skip the whole binary without the device. */
 static inline void tw_require_device(void)
 {

@@ -27,10 +27,6 @@
 
 #define SENTINEL	0x5e5e5e5eULL
 
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME	0x00000080
-#endif
-
 /* What a "v2" header would declare: each struct with one more field. */
 struct arm_v2 {
 	struct twheel_arm v1;
@@ -709,32 +705,6 @@ TEST_F(uapi, limits_scaled_and_in_fdinfo)
 	EXPECT_EQ(before, tw_fdinfo(self->fd, "user_timers"));
 }
 
-/*
- * The test process enters a new time namespace whose CLOCK_MONOTONIC is
- * @offset_s seconds ahead, by forking: unshare(CLONE_NEWTIME) moves only
- * its children, and the offsets can be written only before one enters.
- * Returns the child's pid (0 in the child), or -errno if the kernel has
- * no time namespaces.
- */
-static int timens_fork(long offset_s)
-{
-	char buf[64];
-	int fd, len;
-
-	if (unshare(CLONE_NEWTIME))
-		return -errno;
-	fd = open("/proc/self/timens_offsets", O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	len = snprintf(buf, sizeof(buf), "monotonic %ld 0\n", offset_s);
-	if (write(fd, buf, len) != len) {
-		close(fd);
-		return -errno;
-	}
-	close(fd);
-	return fork();
-}
-
 #define TIMENS_OFFSET_S	(10 * 86400L)	/* 10 days ahead of the host */
 
 /*
@@ -837,7 +807,7 @@ TEST_F(uapi, timens_monotonic_offset)
 	__u64 before = tw_now();
 	int pid, wst;
 
-	pid = timens_fork(TIMENS_OFFSET_S);
+	pid = tw_timens_fork("monotonic", TIMENS_OFFSET_S);
 	if (pid == -EINVAL || pid == -ENOENT)
 		SKIP(return, "no time namespaces (CONFIG_TIME_NS=n)");
 	if (pid == -EPERM)
@@ -865,7 +835,7 @@ TEST_F(uapi, timens_negative_offset)
 	if (up < 3)
 		SKIP(return, "uptime below 3 s");
 	/* Namespace time = host time - (up - 1) s: about 1 s now. */
-	pid = timens_fork(-(long)(up - 1));
+	pid = tw_timens_fork("monotonic", -(long)(up - 1));
 	if (pid == -EINVAL || pid == -ENOENT)
 		SKIP(return, "no time namespaces (CONFIG_TIME_NS=n)");
 	if (pid == -EPERM)
