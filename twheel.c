@@ -16,38 +16,40 @@
  *
  * Time is counted in ticks of CLOCK_MONOTONIC (the tick_us module parameter,
  * 1 ms by default, 100 us at the least). A deadline of D ns belongs to tick
- * E = DIV_ROUND_UP(D, tick). The wheel has LVL_DEPTH levels of LVL_SIZE
- * slots; a slot at level n spans LVL_GRAN(n) ticks. A timer is filed by
- * comparing E with the wheel clock @clk (the first tick not yet processed),
- * both read as base-64 numbers: the timer goes to the level of the highest
- * digit in which E and @clk differ, in the slot given by E's digit there.
+ * E = DIV_ROUND_UP(D, tick). The wheel has LVL_DEPTH levels of LVL_SLOTS
+ * (128) slots; a slot at level n spans LVL_GRAN(n) = 64^n ticks, and a
+ * level holds two spans of the level above: the one that holds the wheel
+ * clock @clk (the first tick not yet processed) and the next. A timer goes
+ * to the lowest level that holds its tick E, in the slot of E's 64^n-tick
+ * granule modulo 128.
  *
- * Level 0 therefore holds the timers due in the current 64-tick block,
- * level 1 those due later in the current 4096-tick block, and so on. The
- * slots are absolute, not relative to @clk, so a level never wraps: every
- * occupied slot of level n > 0 lies after @clk's own digit at that level.
- * When @clk enters a slot's span, the slot is cascaded: its timers are filed
- * again, each one at a lower level. A timer reaches level 0 before it fires
- * and fires at its exact tick; it is cascaded at most once per level it
- * starts above 0.
+ * Level 0 therefore holds the timers due in @clk's 64-tick block and the
+ * next one, level 1 those of @clk's 4096-tick block and the next, and so
+ * on. A slot of a level n > 0 may be cascaded once @clk enters the granule
+ * before its own: its timers are filed again one level lower, where the
+ * next span is held. A slot whose timers must move one by one is cascaded
+ * then, a whole slot width ahead, so that even a huge slot has that long
+ * to finish (4.1 s at level 2) while earlier timers keep firing; a slot
+ * that moves in one splice waits until its first timer may be due. Every
+ * timer so reaches level 0 in time to fire at its exact tick, and is
+ * cascaded at most once per level it starts above 0.
  *
  * With the default 1 ms tick:
  *
- * Level  Slot width   Deadlines held (relative to clk, at most)
- *  0        1 ms          64 ms
- *  1       64 ms        4.1 s
- *  2      4.1 s         4.4 min
- *  3      4.4 min       4.7 h
- *  4      4.7 h        12.4 days
- *  5     12.4 days      2.2 years
- *  6      2.2 years     139 years
- *  7      139 years     8900 years (beyond KTIME_MAX: 292 years)
+ * Level  Slot width   Deadlines held (relative to clk, at least / at most)
+ *  0        1 ms         64 ms / 128 ms
+ *  1       64 ms        4.1 s  / 8.2 s
+ *  2      4.1 s         4.4 min / 8.7 min
+ *  3      4.4 min       4.7 h  / 9.3 h
+ *  4      4.7 h        12.4 days / 24.9 days
+ *  5     12.4 days      2.2 years / 4.5 years
+ *  6      2.2 years     139 years / 279 years
+ *  7      139 years     all (KTIME_MAX is 292 years)
  *
- * A delay d lands on level floor(log64(d)) or the one above it (when the
- * deadline is in a later block than @clk at that level). Eight levels cover
- * every deadline up to KTIME_MAX for any tick of 100 us or more, so there is
- * no overflow list and no circle counter: deadlines past KTIME_MAX are
- * refused with -ERANGE.
+ * A delay d lands on level floor(log64(d)) or the one below it. Eight
+ * levels cover every deadline up to KTIME_MAX for any tick of 100 us or
+ * more, so there is no overflow list and no circle counter: deadlines past
+ * KTIME_MAX are refused with -ERANGE. The wheel of a CPU is 40 KB of slots.
  *
  * The data structure lives in wheel.c (filing, cascading, due slots, with
  * time passed in); this file is its per-CPU driver and the exported API.
@@ -56,9 +58,9 @@
  * -------
  *
  * Each CPU's wheel is driven by a pinned soft hrtimer programmed to the next
- * event: the first occupied slot of level 0, or the start of the first
- * occupied slot of a higher level (a cascade). Both are found from one u64
- * occupancy bitmap per level, so an idle wheel never wakes up and a sparse
+ * event: the first occupied slot of level 0, or the first cascade of a
+ * higher level's slot. Both are found from an occupancy bitmap per level,
+ * so an idle wheel never wakes up and a sparse
  * one wakes only when there is work. Cancelling a timer does not reprogram
  * the hrtimer (the next wakeup may find nothing to do); cancelling the last
  * one does.
@@ -70,8 +72,6 @@
  * at or before the end of its tick E * tick >= D: no timer fires early, a
  * lone timer fires at its deadline plus the hrtimer's own latency, and
  * timers sharing a tick fire together, at the latest of their deadlines.
- * (A timer filed above level 0 whose tick starts a span, one in 64 of
- * those, fires at the end of its tick: its slot is cascaded then.)
  * A timer fires within one tick after its deadline plus the softirq latency
  * of the hrtimer, unless more callbacks are due at once than the CPU runs
  * in that time (see "Bounded work"): then the backlog drains in order, as
@@ -156,6 +156,7 @@
 #include <linux/percpu.h>
 #include <linux/sched/stat.h>
 #include <linux/smp.h>
+#include <linux/vmalloc.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
@@ -276,8 +277,11 @@ struct twheel_base {
 	struct wheel		wheel;
 } ____cacheline_aligned;
 
-/* Dynamic: a wheel is larger than the per-CPU area reserved for modules. */
-static struct twheel_base __percpu *twheel_bases;
+/*
+ * Each CPU's base, allocated on its node: a wheel is larger than the
+ * per-CPU allocator hands out at once (PCPU_MIN_UNIT_SIZE).
+ */
+static DEFINE_PER_CPU(struct twheel_base *, twheel_bases);
 static DECLARE_WAIT_QUEUE_HEAD(twheel_sync_wait);
 static struct workqueue_struct *twheel_wq;
 static enum cpuhp_state twheel_hp_prepare, twheel_hp_online;
@@ -372,7 +376,7 @@ static void twheel_enqueue(struct twheel_base *base, struct twheel_timer *timer)
 	lockdep_assert_held(&base->lock);
 
 	event = wheel_add(&base->wheel, timer);
-	trace_twheel_arm(timer, timer->idx / LVL_SIZE);
+	trace_twheel_arm(timer, wheel_lvl(timer->idx));
 	base->stats.pending++;
 	if (event < base->next_expiry) {
 		base->next_expiry = event;
@@ -429,7 +433,7 @@ static struct twheel_base *lock_timer_base(struct twheel_timer *timer,
 {
 	for (;;) {
 		unsigned int cpu = READ_ONCE(timer->cpu);
-		struct twheel_base *base = per_cpu_ptr(twheel_bases, cpu);
+		struct twheel_base *base = per_cpu(twheel_bases, cpu);
 
 		if (!(READ_ONCE(timer->flags) & TWHEEL_F_MIGRATING)) {
 			raw_spin_lock_irqsave(&base->lock, *flags);
@@ -815,12 +819,12 @@ static struct twheel_base *twheel_target(struct twheel_base *base,
 	if (twheel_running(base, timer))
 		return base;
 	if (opts & MOD_ON_CPU)
-		base = per_cpu_ptr(twheel_bases, cpu);
+		base = per_cpu(twheel_bases, cpu);
 	else if (!(timer->flags & TWHEEL_PINNED))
-		base = this_cpu_ptr(twheel_bases);
+		base = raw_cpu_read(twheel_bases);
 	/* Racy but safe: a base going offline now is emptied after. */
 	if (!READ_ONCE(base->online))
-		base = this_cpu_ptr(twheel_bases);
+		base = raw_cpu_read(twheel_bases);
 	return base;
 }
 
@@ -1026,7 +1030,7 @@ static unsigned int twheel_add_some(struct twheel_timer **timers,
 	u64 next;
 
 	local_irq_disable();
-	base = this_cpu_ptr(twheel_bases);
+	base = raw_cpu_read(twheel_bases);
 	raw_spin_lock(&base->lock);
 	twheel_held(base);
 	twheel_forward(base, now);
@@ -1050,7 +1054,7 @@ static unsigned int twheel_add_some(struct twheel_timer **timers,
 		}
 		WRITE_ONCE(timer->expires, abs[i]);
 		next = min(next, wheel_add(&base->wheel, timer));
-		trace_twheel_arm(timer, timer->idx / LVL_SIZE);
+		trace_twheel_arm(timer, wheel_lvl(timer->idx));
 		base->stats.pending++;
 	}
 	/* As twheel_enqueue() does, once for all of them. */
@@ -1482,7 +1486,7 @@ EXPORT_SYMBOL_GPL(twheel_remaining);
  */
 u64 twheel_fire_time(const struct twheel_timer *timer)
 {
-	struct twheel_base *base = per_cpu_ptr(twheel_bases, READ_ONCE(timer->cpu));
+	struct twheel_base *base = per_cpu(twheel_bases, READ_ONCE(timer->cpu));
 	unsigned int ctx;
 
 	/* Our own callback's entry: stable until the callback returns. */
@@ -1521,7 +1525,7 @@ int twheel_cpu_stats(unsigned int cpu, struct twheel_stats *stats)
 
 	if (cpu >= nr_cpu_ids || !cpu_possible(cpu))
 		return -EINVAL;
-	base = per_cpu_ptr(twheel_bases, cpu);
+	base = per_cpu(twheel_bases, cpu);
 	raw_spin_lock_irqsave(&base->lock, flags);
 	twheel_held(base);
 	*stats = base->stats;
@@ -1617,7 +1621,7 @@ static ssize_t twheel_irqoff_write(struct file *file, const char __user *ubuf,
 		return len;
 	}
 	for_each_possible_cpu(cpu) {
-		struct twheel_base *base = per_cpu_ptr(twheel_bases, cpu);
+		struct twheel_base *base = per_cpu(twheel_bases, cpu);
 
 		twheel_lock(base);
 		base->stats.irqoff_max_ns = 0;
@@ -1641,7 +1645,7 @@ static const struct file_operations twheel_irqoff_fops = {
 /* Before @cpu comes up: its wheel is empty, its clock starts now. */
 static int twheel_cpu_prepare(unsigned int cpu)
 {
-	struct twheel_base *base = per_cpu_ptr(twheel_bases, cpu);
+	struct twheel_base *base = per_cpu(twheel_bases, cpu);
 
 	twheel_lock(base);
 	WARN_ON_ONCE(base->stats.pending);
@@ -1655,7 +1659,7 @@ static int twheel_cpu_prepare(unsigned int cpu)
 /* On @cpu, once it runs: take timers, and program the hrtimer here. */
 static int twheel_cpu_online(unsigned int cpu)
 {
-	struct twheel_base *base = per_cpu_ptr(twheel_bases, cpu);
+	struct twheel_base *base = per_cpu(twheel_bases, cpu);
 
 	twheel_lock(base);
 	WRITE_ONCE(base->online, true);
@@ -1673,7 +1677,7 @@ static int twheel_cpu_online(unsigned int cpu)
  */
 static int twheel_cpu_offline(unsigned int cpu)
 {
-	struct twheel_base *base = per_cpu_ptr(twheel_bases, cpu);
+	struct twheel_base *base = per_cpu(twheel_bases, cpu);
 
 	twheel_lock(base);
 	WRITE_ONCE(base->online, false);
@@ -1687,6 +1691,22 @@ static int twheel_cpu_offline(unsigned int cpu)
 	base->next_expiry = 0;
 	twheel_unlock(base);
 	return 0;
+}
+
+/*
+ * The first occupied slot of @w, lowest level first, or %WHEEL_NONE for an
+ * empty wheel: the timers of one tick in the order they were filed.
+ */
+static unsigned int twheel_first_slot(const struct wheel *w)
+{
+	unsigned int lvl, idx;
+
+	for (lvl = 0; lvl < LVL_DEPTH; lvl++) {
+		idx = wheel_lvl_first(w, lvl, WHEEL_NONE);
+		if (idx != WHEEL_NONE)
+			return idx;
+	}
+	return WHEEL_NONE;
 }
 
 /*
@@ -1704,7 +1724,7 @@ static bool twheel_move_some(struct twheel_base *old, struct twheel_base *new)
 		struct twheel_timer *timer;
 
 		while (list_empty(head)) {
-			idx = wheel_next_slot(&old->wheel);
+			idx = twheel_first_slot(&old->wheel);
 			if (idx == WHEEL_NONE)
 				return true;
 			head = &old->wheel.slots[idx].head;
@@ -1729,8 +1749,8 @@ static bool twheel_move_some(struct twheel_base *old, struct twheel_base *new)
  */
 static int twheel_cpu_dead(unsigned int cpu)
 {
-	struct twheel_base *old = per_cpu_ptr(twheel_bases, cpu);
-	struct twheel_base *new = per_cpu_ptr(twheel_bases, raw_smp_processor_id());
+	struct twheel_base *old = per_cpu(twheel_bases, cpu);
+	struct twheel_base *new = per_cpu(twheel_bases, raw_smp_processor_id());
 	bool done;
 
 	do {
@@ -1770,9 +1790,31 @@ static void twheel_base_stop(struct twheel_base *base)
 	     base->stats.pending, base->cpu);
 }
 
-static int __init twheel_init(void)
+static void twheel_bases_free(void)
 {
 	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		vfree(per_cpu(twheel_bases, cpu));
+}
+
+static int __init twheel_bases_alloc(void)
+{
+	struct twheel_base *base;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		base = vzalloc_node(sizeof(*base), cpu_to_node(cpu));
+		if (!base)
+			return -ENOMEM;
+		twheel_base_init(base, cpu);
+		per_cpu(twheel_bases, cpu) = base;
+	}
+	return 0;
+}
+
+static int __init twheel_init(void)
+{
 	int ret;
 
 	if (tick_us < TICK_MIN_US || tick_us > TICK_MAX_US) {
@@ -1784,16 +1826,14 @@ static int __init twheel_init(void)
 	/* The top level must reach KTIME_MAX: see the level table. */
 	BUILD_BUG_ON(LVL_SHIFT(LVL_DEPTH) < 64 - ilog2(TICK_MIN_US * NSEC_PER_USEC));
 
-	twheel_bases = alloc_percpu(struct twheel_base);
-	if (!twheel_bases)
-		return -ENOMEM;
+	ret = twheel_bases_alloc();
+	if (ret)
+		goto out_free_bases;
 	twheel_wq = alloc_workqueue("twheel", 0, 0);
 	if (!twheel_wq) {
 		ret = -ENOMEM;
 		goto out_free_bases;
 	}
-	for_each_possible_cpu(cpu)
-		twheel_base_init(per_cpu_ptr(twheel_bases, cpu), cpu);
 
 	ret = cpuhp_setup_state(CPUHP_BP_PREPARE_DYN, "twheel:prepare",
 				twheel_cpu_prepare, twheel_cpu_dead);
@@ -1811,7 +1851,7 @@ static int __init twheel_init(void)
 	debugfs_create_file("irqoff", 0644, twheel_debugfs, NULL,
 			    &twheel_irqoff_fops);
 	pr_info("tick %u us, %u levels of %lu slots per CPU\n", tick_us,
-		LVL_DEPTH, LVL_SIZE);
+		LVL_DEPTH, LVL_SLOTS);
 	return 0;
 
 out_remove_prepare:
@@ -1819,7 +1859,7 @@ out_remove_prepare:
 out_destroy_wq:
 	destroy_workqueue(twheel_wq);
 out_free_bases:
-	free_percpu(twheel_bases);
+	twheel_bases_free();
 	return ret;
 }
 
@@ -1831,11 +1871,11 @@ static void __exit twheel_exit(void)
 	cpuhp_remove_state_nocalls(twheel_hp_online);
 	cpuhp_remove_state_nocalls(twheel_hp_prepare);
 	for_each_possible_cpu(cpu)
-		twheel_base_stop(per_cpu_ptr(twheel_bases, cpu));
+		twheel_base_stop(per_cpu(twheel_bases, cpu));
 	/* An IPI handler runs with interrupts off, so this waits for it. */
 	synchronize_rcu();
 	destroy_workqueue(twheel_wq);
-	free_percpu(twheel_bases);
+	twheel_bases_free();
 }
 
 module_init(twheel_init);

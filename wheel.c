@@ -8,39 +8,59 @@
  * ------
  *
  * A timer due at tick E (the first tick boundary at or after its deadline)
- * is filed by comparing E with @clk as base-64 numbers: it goes to the level
- * of the highest digit in which they differ, in the slot of E's digit there
- * (wheel_calc_idx()). A level-0 slot therefore holds the timers of exactly
- * one tick, and an occupied slot of a level n > 0 always lies after @clk's
- * own digit at level n: the levels never wrap.
+ * goes to the lowest level n at which E's granule of level n + 1 (E's
+ * digits from the (n+1)-th up) is that of the wheel clock @clk or the next
+ * one (wheel_calc_lvl()), in the slot of E's granule of level n modulo
+ * LVL_SLOTS. Level 0 therefore holds the timers due in @clk's 64-tick block
+ * and the next, one tick per slot; level 1 those of @clk's 4096-tick block
+ * and the next, 64 ticks per slot; and so on. A delay d lands on level
+ * floor(log64(d)) or the one below it, and a level's slots hold distinct
+ * granules: its occupied slots lie in a window of LVL_SLOTS granules
+ * starting at @clk's.
+ *
+ * Cascading
+ * ---------
+ *
+ * The granule g of a slot at level n > 0 belongs to level n - 1 as soon as
+ * @clk reaches its drain tick, the start of granule g - 1 of level n: from
+ * then on the slot may be drained, its timers filed again at lower levels.
+ * A slot whose timers must move one by one drains at its drain tick, a
+ * whole granule of its level before its timers are due (4.1 s ahead at
+ * level 2 with a 1 ms tick), so that even a slot of millions of timers,
+ * moved a bounded number at a time (wheel_advance()'s budget, the caller
+ * dropping its lock in between), is down before its first tick comes.
+ * Meanwhile level-0 slots outside the spans being drained keep expiring,
+ * and slots of other levels start draining when their drain ticks come;
+ * one slot per level drains at a time, the lowest level's first (its span
+ * comes soonest). When every timer of a slot falls into one lower slot (a
+ * burst with one deadline, or a sparse slot: @first, @last and the slack
+ * grids tell), the whole list is spliced there in O(1), which can wait
+ * until the first of them may be due (wheel_slot_event()): the wheel does
+ * not wake up early for it.
+ *
+ * @clk never passes the drain tick of an occupied slot that has not started
+ * draining (wheel_forward() stops before it, and slots with the same drain
+ * tick start together), so that a timer filed anew goes to the slot that
+ * holds the older timers of its tick, or, if a drain has yet to move
+ * those, to the tail of the draining slot (spans being drained never
+ * overlap): timers of one tick keep their FIFO order.
+ *
+ * A spliced timer's @idx still names the slot it was filed in, whose drain
+ * tick @clk has reached since. wheel_slot_of() follows such a stale index
+ * down to the slot the splice put it in: a splice happens at the drain
+ * tick, with @clk there, so its target depends only on the timer's tick,
+ * and no slot is reused before every timer that was spliced out of it has
+ * fired.
  *
  * Events
  * ------
  *
  * A level-0 slot is due once the latest deadline filed in it (@last) has
  * passed, which is at or before the end of its tick: a sparse timer fires
- * at its deadline, not at the end of its tick, and no timer fires early.
- * A slot of a higher level is due for cascading when @clk reaches the start
- * of its span. The next event is the first occupied slot of the lowest
- * non-empty level: any level-0 slot comes before any slot above it.
- *
- * Cascading
- * ---------
- *
- * When @clk enters the span of a higher-level slot, that slot (only one at a
- * time: see wheel_advance()) is drained: its timers are filed again at lower
- * levels. A drain is bounded: wheel_advance() moves at most a budget of
- * timers per call, and the caller may drop its lock in between. Meanwhile a
- * timer filed with a tick inside the draining slot's span joins that slot's
- * tail, so that timers of one tick keep their FIFO order. When every timer
- * of the slot falls into one lower slot (a burst with one deadline, which
- * @first and @last tell), the whole list is spliced there in O(1).
- *
- * A spliced timer's @idx still names the slot it was filed in, whose span
- * @clk has entered since. wheel_slot_of() follows such a stale index down
- * to the slot the splice put it in: the splice target depends only on the
- * timer's tick and the start of the stale slot's span, and no slot is reused
- * before every timer that was spliced out of it has fired.
+ * at its deadline, not at the end of its tick, and no timer fires early;
+ * as every timer reaches level 0 by then, this holds for timers of every
+ * delay. A slot of a higher level is due for draining as
+ * wheel_slot_event() says. The next event is the earliest of these.
  *
  * Slack
  * -----
@@ -136,33 +156,61 @@ static u64 wheel_timer_tick(const struct wheel *w,
 				timer->slack);
 }
 
-/* The slot of a timer due at @tick on a wheel at @clk (@tick >= @clk). */
-static unsigned int wheel_calc_idx(u64 tick, u64 clk)
+/* @tick's granule of level @lvl: its tick number in units of LVL_GRAN(@lvl). */
+static u64 wheel_gran(u64 tick, unsigned int lvl)
 {
-	unsigned int lvl = 0;
-
-	if (tick != clk)
-		lvl = (fls64(tick ^ clk) - 1) / LVL_BITS;
-	return LVL_OFFS(lvl) + ((tick >> LVL_SHIFT(lvl)) & LVL_MASK);
+	return tick >> LVL_SHIFT(lvl);
 }
 
 static unsigned int wheel_lvl(unsigned int idx)
 {
-	return idx / LVL_SIZE;
+	return idx / LVL_SLOTS;
 }
 
-/* The first tick of the span of @clk's own slot at level @lvl. */
-static u64 wheel_span_start(u64 clk, unsigned int lvl)
+/*
+ * The drain tick of a slot of level @lvl > 0 holding granule @gran: the
+ * start of the granule before.
+ */
+static u64 wheel_drain_tick(u64 gran, unsigned int lvl)
 {
-	return clk & ~(LVL_GRAN(lvl) - 1);
+	return (gran - 1) << LVL_SHIFT(lvl);
 }
 
-/* Is @idx, at a level above 0, the slot whose span holds @clk? */
-static bool wheel_slot_holds_clk(unsigned int idx, u64 clk)
+/* The level of a timer due at @tick on a wheel at @clk (@tick >= @clk). */
+static unsigned int wheel_calc_lvl(u64 tick, u64 clk)
 {
-	unsigned int lvl = wheel_lvl(idx);
+	u64 delta = tick - clk;
+	unsigned int lvl;
 
-	return ((clk >> LVL_SHIFT(lvl)) & LVL_MASK) == idx % LVL_SIZE;
+	if (delta < LVL_SIZE)
+		return 0;
+	/*
+	 * delta < 2^fls64(delta) <= 64^(lvl + 1): @tick lies in @clk's
+	 * granule of level lvl + 1 or the next, which level lvl holds. The
+	 * level below holds it too if @tick lies in @clk's granule of level
+	 * lvl or the next; none further below (its delta would be under
+	 * 2 * 64^(lvl - 1)).
+	 */
+	lvl = DIV_ROUND_UP(fls64(delta), LVL_BITS) - 1;
+	if (wheel_gran(tick, lvl) - wheel_gran(clk, lvl) <= 1)
+		lvl--;
+	return lvl;
+}
+
+/* The slot of a timer due at @tick on a wheel at @clk (@tick >= @clk). */
+static unsigned int wheel_calc_idx(u64 tick, u64 clk)
+{
+	unsigned int lvl = wheel_calc_lvl(tick, clk);
+
+	return LVL_OFFS(lvl) + (wheel_gran(tick, lvl) & LVL_SLOT_MASK);
+}
+
+/* The granule of occupied slot @idx, on a wheel at @clk: see "Filing". */
+static u64 wheel_slot_gran(u64 clk, unsigned int idx)
+{
+	u64 here = wheel_gran(clk, wheel_lvl(idx));
+
+	return here + ((idx - here) & LVL_SLOT_MASK);
 }
 
 static void wheel_init(struct wheel *w, u64 tick_ns, u64 now)
@@ -174,29 +222,38 @@ static void wheel_init(struct wheel *w, u64 tick_ns, u64 now)
 	w->tick_inv = div64_u64(U64_MAX, tick_ns);
 	w->clk = wheel_ns_div(w, now);
 	w->tick_max = wheel_tick_of(w, KTIME_MAX);
-	w->drain = WHEEL_NONE;
+	for (idx = 0; idx < LVL_DEPTH; idx++)
+		w->drain[idx] = WHEEL_NONE;
 	w->due = WHEEL_NONE;
+	w->drain_limit = U64_MAX;
 	for (idx = 0; idx < WHEEL_SIZE; idx++) {
 		INIT_LIST_HEAD(&w->slots[idx].head);
 		w->slots[idx].first = U64_MAX;
+		w->slots[idx].slack_min = U8_MAX;
 	}
 }
 
 /*
- * Add @count timers with deadlines in [@first, @last] and slack grids up to
- * @slack to the bookkeeping of @idx.
+ * Add @count timers with deadlines in [@first, @last] and slack grids in
+ * [@slack_min, @slack] to the bookkeeping of @idx.
  */
 static void wheel_slot_fill(struct wheel *w, unsigned int idx, u32 count,
-			    u64 first, u64 last, u8 slack)
+			    u64 first, u64 last, u8 slack_min, u8 slack)
 {
 	struct wheel_slot *slot = &w->slots[idx];
+	unsigned int lvl = wheel_lvl(idx);
 
 	slot->count += count;
 	slot->first = min(slot->first, first);
 	slot->last = max(slot->last, last);
+	slot->slack_min = min(slot->slack_min, slack_min);
 	slot->slack = max(slot->slack, slack);
-	w->pending_map[wheel_lvl(idx)] |= BIT_ULL(idx % LVL_SIZE);
-	w->level_count[wheel_lvl(idx)] += count;
+	__set_bit(idx % LVL_SLOTS, w->pending_map[lvl]);
+	w->level_count[lvl] += count;
+	if (lvl && idx != w->drain[lvl])
+		w->drain_limit = min(w->drain_limit,
+				     wheel_drain_tick(wheel_slot_gran(w->clk, idx),
+						      lvl));
 }
 
 /* @idx has lost @count timers; an emptied slot is cleared. */
@@ -207,10 +264,11 @@ static void wheel_slot_drop(struct wheel *w, unsigned int idx, u32 count)
 	slot->count -= count;
 	w->level_count[wheel_lvl(idx)] -= count;
 	if (!slot->count) {
-		w->pending_map[wheel_lvl(idx)] &= ~BIT_ULL(idx % LVL_SIZE);
+		__clear_bit(idx % LVL_SLOTS, w->pending_map[wheel_lvl(idx)]);
 		slot->first = U64_MAX;
 		slot->last = 0;
 		slot->slack = 0;
+		slot->slack_min = U8_MAX;
 	}
 }
 
@@ -241,13 +299,84 @@ static void wheel_link(struct wheel *w, struct twheel_timer *timer,
 {
 	wheel_list_add_tail(&timer->entry, &w->slots[idx].head);
 	timer->idx = idx;
-	wheel_slot_fill(w, idx, 1, timer->expires, timer->expires, timer->slack);
+	wheel_slot_fill(w, idx, 1, timer->expires, timer->expires, timer->slack,
+			timer->slack);
 }
 
 /* The slot for tick @tick, not counting a drain in progress. */
 static unsigned int wheel_home(const struct wheel *w, u64 tick)
 {
 	return wheel_calc_idx(max(tick, w->clk), w->clk);
+}
+
+/* The slot being drained whose span holds @tick, or %WHEEL_NONE. */
+static unsigned int wheel_draining(const struct wheel *w, u64 tick)
+{
+	unsigned int lvl;
+
+	for (lvl = 1; w->draining >> lvl; lvl++)
+		if ((w->draining & BIT(lvl)) && tick >= w->drain_start[lvl] &&
+		    tick - w->drain_start[lvl] < LVL_GRAN(lvl))
+			return w->drain[lvl];
+	return WHEEL_NONE;
+}
+
+/*
+ * Bounds on the ticks of the timers of @slot: from the tick of @first
+ * rounded to the slot's finest slack grid to the tick of @last rounded to
+ * its coarsest (a timer's own grid lies between the two), but a rounding
+ * beyond the tick of KTIME_MAX is not made: then from the tick of @first.
+ */
+static void wheel_slot_ticks(const struct wheel *w,
+			     const struct wheel_slot *slot, u64 *lo, u64 *hi)
+{
+	u64 first = wheel_tick_of(w, slot->first);
+
+	*hi = round_up(wheel_tick_of(w, slot->last), 1ULL << slot->slack);
+	*lo = round_up(first, 1ULL << slot->slack_min);
+	if (*hi > w->tick_max) {
+		*hi = w->tick_max;
+		*lo = first;
+	}
+}
+
+/*
+ * Can occupied slot @idx, above level 0, drain in one splice? To which
+ * slot? All its timers must fall into one slot of the level below from
+ * its drain tick, where the drain puts them: every tick between the
+ * bounds of wheel_slot_ticks() then has that slot too, the granules that
+ * decide it being the same for all of them.
+ */
+static unsigned int wheel_drain_target(const struct wheel *w, unsigned int idx)
+{
+	u64 from = wheel_drain_tick(wheel_slot_gran(w->clk, idx), wheel_lvl(idx));
+	unsigned int to;
+	u64 lo, hi;
+
+	wheel_slot_ticks(w, &w->slots[idx], &lo, &hi);
+	to = wheel_calc_idx(lo, from);
+	return to == wheel_calc_idx(hi, from) ? to : WHEEL_NONE;
+}
+
+/*
+ * When occupied slot @idx, above level 0, must drain: at its drain tick
+ * if its timers move one by one, which takes time; if they splice, which
+ * takes none, when the first of them may be due: at the latest deadline
+ * if they all share one tick, as a level-0 slot would be, else at the
+ * earliest. Slots that splice so drain along with the fires around them
+ * instead of waking the wheel a slot width early.
+ */
+static u64 wheel_slot_event(const struct wheel *w, unsigned int idx)
+{
+	const struct wheel_slot *slot = &w->slots[idx];
+	u64 at = wheel_drain_tick(wheel_slot_gran(w->clk, idx), wheel_lvl(idx));
+	u64 lo, hi;
+
+	at *= w->tick_ns;
+	if (wheel_drain_target(w, idx) == WHEEL_NONE)
+		return at;
+	wheel_slot_ticks(w, slot, &lo, &hi);
+	return max(at, lo == hi ? slot->last : slot->first);
 }
 
 /**
@@ -259,43 +388,42 @@ static unsigned int wheel_home(const struct wheel *w, u64 tick)
  * until it is off the wheel again.
  *
  * Return: the time at which the timer's slot is due: its latest deadline
- * for a level-0 slot, the start of its span above.
+ * for a level-0 slot, wheel_slot_event() above, 0 for a slot draining.
  */
 static u64 wheel_add(struct wheel *w, struct twheel_timer *timer)
 {
 	u64 tick = wheel_timer_tick(w, timer);
 	unsigned int idx, lvl;
 
-	/* A tick inside the span being cascaded waits behind that slot's timers. */
-	if (unlikely(w->drain != WHEEL_NONE) && tick >= w->clk &&
-	    wheel_span_start(tick, wheel_lvl(w->drain)) == w->clk)
-		idx = w->drain;
-	else
+	/* A tick inside a span being drained waits behind that slot's timers. */
+	idx = unlikely(w->draining) ? wheel_draining(w, tick) : WHEEL_NONE;
+	if (idx == WHEEL_NONE)
 		idx = wheel_home(w, tick);
 	wheel_link(w, timer, idx);
 	lvl = wheel_lvl(idx);
 	if (!lvl)
 		return w->slots[idx].last;
-	return wheel_span_start(tick, lvl) * w->tick_ns;
+	return idx == w->drain[lvl] ? 0 : wheel_slot_event(w, idx);
 }
 
 /*
  * The slot @timer is in. Its @idx is exact unless it names a slot whose
- * span @clk has entered and which is not being drained: then that slot was
- * cascaded, and the timer, which was spliced (a timer moved on its own gets
- * a new @idx), went where its tick and the start of that span lead.
+ * drain tick @clk has reached and which is not being drained: then that
+ * slot was drained, and the timer, which was spliced (a timer moved on its
+ * own gets a new @idx), went where its tick leads from that drain tick.
  */
 static unsigned int wheel_slot_of(const struct wheel *w,
 				  const struct twheel_timer *timer)
 {
-	unsigned int idx = timer->idx;
+	unsigned int idx = timer->idx, lvl;
 
-	while (wheel_lvl(idx) && idx != w->drain &&
-	       wheel_slot_holds_clk(idx, w->clk)) {
-		u64 start = wheel_span_start(w->clk, wheel_lvl(idx));
+	while ((lvl = wheel_lvl(idx)) && idx != w->drain[lvl]) {
 		u64 tick = wheel_timer_tick(w, timer);
+		u64 gran = wheel_gran(tick, lvl);
 
-		idx = wheel_calc_idx(max(tick, start), start);
+		if (w->clk < wheel_drain_tick(gran, lvl))
+			break;
+		idx = wheel_calc_idx(tick, wheel_drain_tick(gran, lvl));
 	}
 	return idx;
 }
@@ -315,34 +443,51 @@ static void wheel_del(struct wheel *w, struct twheel_timer *timer)
 	wheel_slot_drop(w, idx, 1);
 }
 
-/* The tick at which slot @pos of level @lvl starts, on a wheel at @clk. */
-static u64 wheel_slot_tick(u64 clk, unsigned int lvl, unsigned int pos)
+/*
+ * The first occupied slot of level @lvl in the order of its granules from
+ * @clk's on (see "Filing"), leaving out @skip, or %WHEEL_NONE.
+ */
+static unsigned int wheel_lvl_first(const struct wheel *w, unsigned int lvl,
+				    unsigned int skip)
 {
-	return wheel_span_start(clk, lvl + 1) | ((u64)pos << LVL_SHIFT(lvl));
+	DECLARE_BITMAP(map, LVL_SLOTS);
+	unsigned int here = wheel_gran(w->clk, lvl) & LVL_SLOT_MASK;
+	unsigned int pos;
+
+	bitmap_copy(map, w->pending_map[lvl], LVL_SLOTS);
+	if (wheel_lvl(skip) == lvl)
+		__clear_bit(skip % LVL_SLOTS, map);
+	pos = find_next_bit(map, LVL_SLOTS, here);
+	if (pos < LVL_SLOTS)
+		return LVL_OFFS(lvl) + pos;
+	pos = find_first_bit(map, here);
+	return pos < here ? LVL_OFFS(lvl) + pos : WHEEL_NONE;
 }
 
 /*
- * The next slot with work, at the lowest non-empty level (any level-0 slot
- * is due before any slot above it), or %WHEEL_NONE for an empty wheel.
+ * The higher-level slot that drains next, but those draining, or
+ * %WHEEL_NONE; its drain tick in *@tick.
  */
-static unsigned int wheel_next_slot(const struct wheel *w)
+static unsigned int wheel_next_drain(const struct wheel *w, u64 *tick)
 {
-	unsigned int lvl;
+	unsigned int lvl, idx, next = WHEEL_NONE;
 
-	for (lvl = 0; lvl < LVL_DEPTH; lvl++)
-		if (w->pending_map[lvl])
-			return LVL_OFFS(lvl) + __ffs64(w->pending_map[lvl]);
-	return WHEEL_NONE;
-}
+	*tick = U64_MAX;
+	for (lvl = 1; lvl < LVL_DEPTH; lvl++) {
+		u64 at;
 
-/* The time @idx, from wheel_next_slot(), is due at. */
-static u64 wheel_slot_due(const struct wheel *w, unsigned int idx)
-{
-	unsigned int lvl = wheel_lvl(idx);
-
-	if (!lvl)
-		return w->slots[idx].last;
-	return wheel_slot_tick(w->clk, lvl, idx % LVL_SIZE) * w->tick_ns;
+		if (!w->level_count[lvl])
+			continue;
+		idx = wheel_lvl_first(w, lvl, w->drain[lvl]);
+		if (idx == WHEEL_NONE)
+			continue;
+		at = wheel_drain_tick(wheel_slot_gran(w->clk, idx), lvl);
+		if (at < *tick) {
+			*tick = at;
+			next = idx;
+		}
+	}
+	return next;
 }
 
 /**
@@ -350,60 +495,69 @@ static u64 wheel_slot_due(const struct wheel *w, unsigned int idx)
  * @w:	the wheel
  *
  * Return: the time in ns at which wheel_advance() next finds work, 0 while
- * a cascade is in progress, U64_MAX for an empty wheel.
+ * a drain is in progress, U64_MAX for an empty wheel.
  */
 static u64 wheel_next_event(const struct wheel *w)
 {
-	unsigned int idx;
+	unsigned int idx, lvl, later;
+	u64 next;
 
-	if (w->drain != WHEEL_NONE)
+	if (w->draining)
 		return 0;
-	idx = wheel_next_slot(w);
-	return idx == WHEEL_NONE ? U64_MAX : wheel_slot_due(w, idx);
-}
-
-/* Can the draining slot move to one lower slot in one splice? Which one? */
-static unsigned int wheel_drain_target(const struct wheel *w,
-				       const struct wheel_slot *slot)
-{
-	u64 last = wheel_tick_of(w, slot->last);
-	unsigned int lo = wheel_home(w, wheel_tick_of(w, slot->first));
-	unsigned int hi;
-
+	idx = wheel_lvl_first(w, 0, WHEEL_NONE);
+	next = idx == WHEEL_NONE ? U64_MAX : w->slots[idx].last;
 	/*
-	 * A timer's tick lies between the tick of @first and that of @last
-	 * rounded to the slot's coarsest slack grid (or the tick of
-	 * KTIME_MAX): its own grid is no coarser, and a rounding beyond
-	 * KTIME_MAX's tick is not made. Every tick between the two bounds
-	 * that has the same slot as both of them has that slot too: the
-	 * digits that decide it are the same for all of them.
+	 * The first slot of a level may drain late (wheel_slot_event()),
+	 * the next one no earlier than its drain tick, those after later.
 	 */
-	if (slot->slack)
-		last = min(round_up(last, 1ULL << slot->slack), w->tick_max);
-	hi = wheel_home(w, last);
-	return lo == hi ? lo : WHEEL_NONE;
+	for (lvl = 1; lvl < LVL_DEPTH; lvl++) {
+		if (!w->level_count[lvl])
+			continue;
+		idx = wheel_lvl_first(w, lvl, WHEEL_NONE);
+		next = min(next, wheel_slot_event(w, idx));
+		later = wheel_lvl_first(w, lvl, idx);
+		if (later != WHEEL_NONE)
+			next = min(next, wheel_drain_tick(wheel_slot_gran(w->clk, later),
+							  lvl) * w->tick_ns);
+	}
+	return next;
 }
 
-/* Move the draining slot's timers down, at most *@budget of them. */
-static bool wheel_drain(struct wheel *w, unsigned int *budget)
+/*
+ * @clk has reached the drain tick of @idx: splice its timers down if they
+ * all fall into one slot, else make it the slot that wheel_drain() moves.
+ */
+static void wheel_drain_begin(struct wheel *w, unsigned int idx,
+			      unsigned int *budget)
 {
-	unsigned int idx = w->drain;
 	struct wheel_slot *slot = &w->slots[idx];
-	unsigned int to;
+	unsigned int to = wheel_drain_target(w, idx);
+	u32 count = slot->count;
 
-	if (!*budget)
-		return false;
-	to = slot->count ? wheel_drain_target(w, slot) : WHEEL_NONE;
-	if (to != WHEEL_NONE) {
-		u32 count = slot->count;
+	if (to == WHEEL_NONE) {
+		unsigned int lvl = wheel_lvl(idx);
 
-		list_splice_tail_init(&slot->head, &w->slots[to].head);
-		wheel_slot_fill(w, to, count, slot->first, slot->last,
-				slot->slack);
-		wheel_slot_drop(w, idx, count);
-		w->cascaded += count;
-		(*budget)--;
+		w->drain[lvl] = idx;
+		w->drain_start[lvl] = wheel_slot_gran(w->clk, idx) <<
+				      LVL_SHIFT(lvl);
+		w->draining |= BIT(lvl);
+		return;
 	}
+	list_splice_tail_init(&slot->head, &w->slots[to].head);
+	wheel_slot_fill(w, to, count, slot->first, slot->last, slot->slack_min,
+			slot->slack);
+	wheel_slot_drop(w, idx, count);
+	w->cascaded += count;
+	if (*budget)
+		(*budget)--;
+}
+
+/* Move the timers of the slot draining at @lvl down, at most *@budget. */
+static bool wheel_drain(struct wheel *w, unsigned int lvl, unsigned int *budget)
+{
+	unsigned int idx = w->drain[lvl];
+	struct wheel_slot *slot = &w->slots[idx];
+
 	while (slot->count) {
 		struct twheel_timer *timer;
 
@@ -417,7 +571,8 @@ static bool wheel_drain(struct wheel *w, unsigned int *budget)
 		w->cascaded++;
 		(*budget)--;
 	}
-	w->drain = WHEEL_NONE;
+	w->drain[lvl] = WHEEL_NONE;
+	w->draining &= ~BIT(lvl);
 	return true;
 }
 
@@ -426,65 +581,135 @@ static bool wheel_drain(struct wheel *w, unsigned int *budget)
  * @w:		the wheel
  * @now:	the current time in ns, before the wheel's next event
  *
- * Moves @clk up to @now's tick, so that timers are filed as low as their
- * delays allow. The caller knows that no event is due by @now (so no slot
- * is left behind); a cascade in progress keeps @clk where it is.
+ * Moves @clk up to @now's tick, or to just before the next drain tick if
+ * that comes first (a slot that splices may be due after its drain tick),
+ * so that timers are filed as low as their delays allow. The caller knows
+ * that no event is due by @now (so no slot is left behind); a drain in
+ * progress keeps @clk where it is.
  */
 static void wheel_forward(struct wheel *w, u64 now)
 {
-	if (w->drain == WHEEL_NONE)
-		w->clk = max(w->clk, wheel_ns_div(w, now));
+	/* Not to a drain tick, which only the drain may reach. */
+	if (!w->draining)
+		w->clk = max(w->clk, min(wheel_ns_div(w, now),
+					 w->drain_limit - 1));
+}
+
+/*
+ * May level-0 slot @idx expire at @now, with the next other drain at tick
+ * @drain_tick? Its deadlines must have passed, and @clk, which moves to its
+ * tick or @now's, must stay before @drain_tick, and its tick outside the
+ * spans being drained, which may still hold timers of that tick.
+ */
+static bool wheel_may_expire(const struct wheel *w, unsigned int idx,
+			     u64 drain_tick, u64 now)
+{
+	u64 tick = wheel_slot_gran(w->clk, idx);
+
+	if (w->slots[idx].last > now ||
+	    (w->draining && wheel_draining(w, tick) != WHEEL_NONE))
+		return false;
+	return min(tick, wheel_ns_div(w, now)) < drain_tick;
+}
+
+/*
+ * May slot @idx start draining at @drain_tick, while others drain? Not
+ * while its level drains another slot; not before a span being drained
+ * starts, as @clk, which moves to @drain_tick, must not pass the ticks of
+ * its timers; and not inside a span being drained, so that spans being
+ * drained never overlap.
+ */
+static bool wheel_may_drain(const struct wheel *w, unsigned int idx,
+			    u64 drain_tick)
+{
+	u64 start = wheel_slot_gran(w->clk, idx) << LVL_SHIFT(wheel_lvl(idx));
+	unsigned int lvl;
+
+	if (w->drain[wheel_lvl(idx)] != WHEEL_NONE ||
+	    wheel_draining(w, start) != WHEEL_NONE)
+		return false;
+	for (lvl = 1; w->draining >> lvl; lvl++)
+		if ((w->draining & BIT(lvl)) && w->drain_start[lvl] < drain_tick)
+			return false;
+	return true;
+}
+
+/*
+ * Start the drains of every slot whose drain tick is @tick, the next one
+ * (one per level at most), if all of them may start; else none, so that
+ * @clk, which moves to @tick, does not pass one left behind.
+ */
+static bool wheel_drains_begin(struct wheel *w, u64 tick, unsigned int *budget)
+{
+	unsigned int idx[LVL_DEPTH], lvl, due = 0;
+
+	for (lvl = 1; lvl < LVL_DEPTH; lvl++) {
+		if (!w->level_count[lvl])
+			continue;
+		idx[lvl] = wheel_lvl_first(w, lvl, w->drain[lvl]);
+		if (idx[lvl] == WHEEL_NONE ||
+		    wheel_drain_tick(wheel_slot_gran(w->clk, idx[lvl]), lvl) != tick)
+			continue;
+		if (!wheel_may_drain(w, idx[lvl], tick))
+			return false;
+		due |= BIT(lvl);
+	}
+	/* @clk never passes a drain tick: see "Cascading". */
+	WARN_ON_ONCE(tick < w->clk);
+	w->clk = tick;
+	for (lvl = 1; lvl < LVL_DEPTH; lvl++)
+		if (due & BIT(lvl))
+			wheel_drain_begin(w, idx[lvl], budget);
+	return true;
 }
 
 /**
  * wheel_advance - process the wheel's events up to a time
  * @w:		the wheel
  * @now:	the current time in ns
- * @budget:	timers a cascade may still move; decremented
+ * @budget:	timers the drains may still move; decremented
  *
- * Moves @clk to the next event at or before @now: cascades a higher-level
- * slot (within @budget), or makes a due level-0 slot the one
- * wheel_first_due() returns timers from. With nothing due, moves @clk up
- * to @now's tick.
+ * Makes a due level-0 slot the one wheel_first_due() returns timers from,
+ * or drains higher-level slots (within @budget), in the order of their
+ * events at or before @now. Drains in progress do not hold up the level-0
+ * slots due before their spans, nor the start of drains at other levels:
+ * the lowest level's drain, the most urgent, goes on first.
  *
  * Return: %WHEEL_DUE, %WHEEL_AGAIN (out of budget) or %WHEEL_IDLE.
  */
 static enum wheel_state wheel_advance(struct wheel *w, u64 now,
 				      unsigned int *budget)
 {
-	unsigned int idx;
-	u64 tick;
-
 	for (;;) {
-		if (w->drain != WHEEL_NONE && !wheel_drain(w, budget))
-			return WHEEL_AGAIN;
+		unsigned int idx = wheel_lvl_first(w, 0, WHEEL_NONE), next;
+		u64 drain_tick;
+
 		w->due = WHEEL_NONE;
-		idx = wheel_next_slot(w);
-		if (idx == WHEEL_NONE || wheel_slot_due(w, idx) > now) {
-			wheel_forward(w, now);
-			return WHEEL_IDLE;
-		}
-		tick = wheel_slot_tick(w->clk, wheel_lvl(idx), idx % LVL_SIZE);
-		/* Nothing is filed before @clk: see "Filing". */
-		WARN_ON_ONCE(tick < w->clk);
-		if (!wheel_lvl(idx)) {
+		next = wheel_next_drain(w, &drain_tick);
+		if (idx != WHEEL_NONE &&
+		    wheel_may_expire(w, idx, drain_tick, now)) {
 			/*
 			 * A slot due before its tick has begun (its deadlines
 			 * all passed early in the tick) leaves @clk at @now's
 			 * tick: a deadline passed meanwhile must still file
 			 * into a slot that is due.
 			 */
-			w->clk = max(w->clk, min(tick, wheel_ns_div(w, now)));
+			w->clk = max(w->clk, min(wheel_slot_gran(w->clk, idx),
+						 wheel_ns_div(w, now)));
 			w->due = idx;
 			return WHEEL_DUE;
 		}
-		w->clk = tick;
-		/*
-		 * Only the slot that @clk has just entered can be occupied
-		 * among the slots holding @clk: any lower one would have been
-		 * filed with @clk already in its span, hence after it.
-		 */
-		w->drain = idx;
+		if (next != WHEEL_NONE && drain_tick * w->tick_ns <= now &&
+		    wheel_drains_begin(w, drain_tick, budget))
+			continue;
+		if (w->draining) {
+			if (!wheel_drain(w, __ffs(w->draining), budget))
+				return WHEEL_AGAIN;
+			continue;
+		}
+		w->drain_limit = drain_tick;
+		wheel_forward(w, now);
+		return WHEEL_IDLE;
 	}
 }
 

@@ -9,24 +9,31 @@
 #ifndef _TWHEEL_WHEEL_H
 #define _TWHEEL_WHEEL_H
 
+#include <linux/bitops.h>
 #include <linux/list.h>
 #include <linux/types.h>
 
 #include "twheel.h"
 
-/* Slots per level and levels: base-64 digits of the tick number. */
+/*
+ * A slot of level n spans LVL_GRAN(n) ticks, a granule of the level: the
+ * base-64 digits of the tick number from the n-th up. A level has two
+ * spans of the level above of slots, LVL_SLOTS: the span that holds @clk
+ * and the next one (see "Filing" in wheel.c).
+ */
 #define LVL_BITS	6
 #define LVL_SIZE	BIT(LVL_BITS)
-#define LVL_MASK	(LVL_SIZE - 1)
+#define LVL_SLOTS	(2 * LVL_SIZE)
+#define LVL_SLOT_MASK	(LVL_SLOTS - 1)
 #define LVL_DEPTH	8
-#define WHEEL_SIZE	(LVL_SIZE * LVL_DEPTH)
+#define WHEEL_SIZE	(LVL_SLOTS * LVL_DEPTH)
 
 /* Level n: its slots start at LVL_OFFS(n) and each spans LVL_GRAN(n) ticks. */
 #define LVL_SHIFT(n)	((n) * LVL_BITS)
 #define LVL_GRAN(n)	(1ULL << LVL_SHIFT(n))
-#define LVL_OFFS(n)	((n) * LVL_SIZE)
+#define LVL_OFFS(n)	((n) * LVL_SLOTS)
 
-/* timer->idx values off the wheel, and "no slot" for wheel.drain/due. */
+/* timer->idx values off the wheel, and "no slot" for wheel.drain and .due. */
 #define WHEEL_NONE	WHEEL_SIZE
 
 /*
@@ -44,9 +51,10 @@
  * @count:	timers in the slot
  * @slack:	largest slack grid (timer->slack) filed since the slot was
  *		last empty
+ * @slack_min:	smallest slack grid filed since the slot was last empty
  *
- * @first, @last and @slack are bounds, not exact: a cancel does not
- * tighten them.
+ * @first, @last, @slack and @slack_min are bounds, not exact: a cancel
+ * does not tighten them.
  */
 struct wheel_slot {
 	struct list_head	head;
@@ -54,6 +62,7 @@ struct wheel_slot {
 	u64			last;
 	u32			count;
 	u8			slack;
+	u8			slack_min;
 };
 
 /**
@@ -63,11 +72,15 @@ struct wheel_slot {
  * @tick_inv:	floor(2^64 / @tick_ns), to divide by @tick_ns without a
  *		64-bit division
  * @tick_max:	the tick of KTIME_MAX: slack never files a timer later
- * @drain:	the higher-level slot being cascaded, or %WHEEL_NONE
+ * @drain:	per level, the slot being drained, or %WHEEL_NONE
+ * @draining:	the levels with a drain in progress, a bit each
+ * @drain_start: per level, the first tick of @drain's span
+ * @drain_limit: at most the first drain tick of a slot not draining, so
+ *		that wheel_forward() does not pass it
  * @due:	the level-0 slot being expired, or %WHEEL_NONE
  * @cascaded:	timers moved down a level, ever
  * @level_count: timers filed at each level
- * @pending_map: occupied slots, one bit per slot, one u64 per level
+ * @pending_map: occupied slots, a bitmap of LVL_SLOTS bits per level
  * @slots:	the slots
  */
 struct wheel {
@@ -75,11 +88,14 @@ struct wheel {
 	u64			tick_ns;
 	u64			tick_inv;
 	u64			tick_max;
-	unsigned int		drain;
+	u16			drain[LVL_DEPTH];
+	u8			draining;
 	unsigned int		due;
+	u64			drain_start[LVL_DEPTH];
+	u64			drain_limit;
 	u64			cascaded;
 	u32			level_count[LVL_DEPTH];
-	u64			pending_map[LVL_DEPTH];
+	unsigned long		pending_map[LVL_DEPTH][BITS_TO_LONGS(LVL_SLOTS)];
 	struct wheel_slot	slots[WHEEL_SIZE];
 };
 

@@ -54,9 +54,7 @@
 
 /* The wheel geometry of twheel.c: base-64 digits of the tick number. */
 #define TW_LVL_BITS	6
-#define TW_LVL_SIZE	64
 #define TW_LVL_DEPTH	8
-#define TW_DIGIT(x, n)	(((x) >> ((n) * TW_LVL_BITS)) & (TW_LVL_SIZE - 1))
 #define TW_GRAN(n)	(1ULL << ((n) * TW_LVL_BITS))
 
 /* Softirq latency allowed on top of one tick (QEMU TCG, debug kernel). */
@@ -606,19 +604,19 @@ static bool tw_hrtimer_becomes(unsigned int cpu, bool want, unsigned int ms)
 }
 
 /*
- * The slot by the design's definition: the level of the highest base-64
- * digit in which @tick and @clk differ, the slot of @tick's digit there.
- * Written digit by digit, independently of wheel.c's fls64() arithmetic
- * (which wheel_kunit.c tests directly).
+ * The level by the design's definition: the lowest level n at which
+ * @tick's granule of level n + 1 is @clk's or the next one. Written level
+ * by level, independently of wheel.c's fls64() arithmetic (which
+ * wheel_kunit.c tests directly).
  */
-static unsigned int tw_ref_idx(u64 tick, u64 clk, u64 *event)
+static unsigned int tw_ref_lvl(u64 tick, u64 clk)
 {
-	unsigned int lvl = TW_LVL_DEPTH - 1;
+	unsigned int lvl;
 
-	while (lvl > 0 && TW_DIGIT(tick, lvl) == TW_DIGIT(clk, lvl))
-		lvl--;
-	*event = tick & ~(TW_GRAN(lvl) - 1);
-	return lvl * TW_LVL_SIZE + TW_DIGIT(tick, lvl);
+	for (lvl = 0; lvl < TW_LVL_DEPTH - 1; lvl++)
+		if (tick / TW_GRAN(lvl + 1) <= clk / TW_GRAN(lvl + 1) + 1)
+			break;
+	return lvl;
 }
 
 /* ---- firing ---- */
@@ -632,15 +630,18 @@ static void twheel_test_cascade(struct kunit *test)
 	u64 ticks[4];
 
 	/*
-	 * With clk = now, a 64 boundary b64 and the next 4096 boundary b:
+	 * With clk = now, the 64 boundary b64 after the next one and the
+	 * next 4096 boundary b, at least 300 ticks away, all four start on
+	 * level 1 (in @clk's 4096-tick block or the next, not in its 64-tick
+	 * block or the next) and move to level 0 by their deadlines:
 	 *
-	 *   p0: b64 + 5         level 1 -> level 0 at b64            (1 cascade)
-	 *   p1: b               level 2 -> level 0 at b              (1)
-	 *   p2: b + 1           level 2 -> level 0 at b              (1)
-	 *   p3: b + 3 * 64 + 7  level 2 -> level 1 at b -> 0 at b+192 (2)
+	 *   p0: b64 + 5
+	 *   p1: b               p1 and p2 share a level-1 slot
+	 *   p2: b + 1
+	 *   p3: b + 3 * 64 + 7
 	 */
 	now = tw_clear_of(4096, 300);
-	b64 = round_up(now + 30, 64);
+	b64 = round_up(now + 1, 64) + 64;
 	b = round_up(now + 1, 4096);
 	ticks[0] = b64 + 5;
 	ticks[1] = b;
@@ -652,8 +653,7 @@ static void twheel_test_cascade(struct kunit *test)
 	for (i = 0; i < 4; i++)
 		KUNIT_ASSERT_EQ(test, tw_arm_on(&p[i], ticks[i] * tw_tick(), cpu), 0);
 	tw_stats(test, cpu, &armed);
-	KUNIT_EXPECT_EQ(test, armed.level_pending[1] - before.level_pending[1], 1);
-	KUNIT_EXPECT_EQ(test, armed.level_pending[2] - before.level_pending[2], 3);
+	KUNIT_EXPECT_EQ(test, armed.level_pending[1] - before.level_pending[1], 4);
 
 	for (i = 0; i < 4; i++) {
 		KUNIT_ASSERT_TRUE_MSG(test, tw_wait(&p[i].done, 6000),
@@ -663,7 +663,7 @@ static void twheel_test_cascade(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, p[i].cpu, cpu);
 	}
 	tw_stats(test, cpu, &after);
-	KUNIT_EXPECT_GE(test, after.cascaded - before.cascaded, 5);
+	KUNIT_EXPECT_GE(test, after.cascaded - before.cascaded, 4);
 	for (i = 0; i < TWHEEL_STATS_LEVELS; i++)
 		KUNIT_EXPECT_EQ(test, after.level_pending[i],
 				before.level_pending[i]);
@@ -1375,7 +1375,7 @@ static void twheel_test_erange(struct kunit *test)
 	unsigned int cpu = tw_home_cpu();
 	struct twheel_stats before, armed;
 	unsigned int lvl;
-	u64 far, ev;
+	u64 far;
 
 	/* now + KTIME_MAX is past KTIME_MAX: refused, nothing armed. */
 	KUNIT_EXPECT_EQ(test, twheel_add(&p[0].timer, KTIME_MAX, TWHEEL_REL),
@@ -1394,8 +1394,7 @@ static void twheel_test_erange(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, twheel_pending(&p[0].timer));
 
 	/* KTIME_MAX itself is fine: a high level takes it (7 at 1 ms). */
-	lvl = tw_ref_idx(tw_ns_to_tick(KTIME_MAX), tw_now_tick(), &ev) /
-	      TW_LVL_SIZE;
+	lvl = tw_ref_lvl(tw_ns_to_tick(KTIME_MAX), tw_now_tick());
 	tw_stats(test, cpu, &before);
 	KUNIT_EXPECT_EQ(test, twheel_add_on(&p[0].timer, KTIME_MAX, TWHEEL_ABS,
 					    cpu), 0);
