@@ -152,7 +152,7 @@ CLOCKSOURCE ?= tsc
 # BENCH_KERNEL: the kernel it boots (default Debian's 6.1; stock612: 6.12).
 BENCH_KERNEL ?= stock
 bench: export TWHEEL_VM_MEM ?= 4096
-bench: export TWHEEL_VM_TIMEOUT ?= 1500
+bench: export TWHEEL_VM_TIMEOUT ?= 2400
 # (run-vm.sh directly: a sub-make would see TWHEEL_GUEST_ENV as set on
 # the command line, without these.)
 bench: export override TWHEEL_GUEST_ENV += log_buf_len=4M \

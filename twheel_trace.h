@@ -50,26 +50,6 @@ TRACE_EVENT(twheel_cancel,
 	TP_printk("timer=%p expires=%llu", __entry->timer, __entry->expires)
 );
 
-TRACE_EVENT(twheel_cascade,
-	TP_PROTO(unsigned int cpu, unsigned int level, unsigned int slot,
-		 unsigned int count),
-	TP_ARGS(cpu, level, slot, count),
-	TP_STRUCT__entry(
-		__field(unsigned int,	cpu)
-		__field(unsigned int,	level)
-		__field(unsigned int,	slot)
-		__field(unsigned int,	count)
-	),
-	TP_fast_assign(
-		__entry->cpu = cpu;
-		__entry->level = level;
-		__entry->slot = slot;
-		__entry->count = count;
-	),
-	TP_printk("cpu=%u level=%u slot=%u timers=%u", __entry->cpu,
-		  __entry->level, __entry->slot, __entry->count)
-);
-
 TRACE_EVENT(twheel_fire,
 	TP_PROTO(const struct twheel_timer *timer, u64 now),
 	TP_ARGS(timer, now),
