@@ -213,6 +213,12 @@ static u64 wheel_slot_gran(u64 clk, unsigned int idx)
 	return here + ((idx - here) & LVL_SLOT_MASK);
 }
 
+/* The drain tick of occupied slot @idx, above level 0. */
+static u64 wheel_slot_drain_tick(const struct wheel *w, unsigned int idx)
+{
+	return wheel_drain_tick(wheel_slot_gran(w->clk, idx), wheel_lvl(idx));
+}
+
 static void wheel_init(struct wheel *w, u64 tick_ns, u64 now)
 {
 	unsigned int idx;
@@ -252,8 +258,7 @@ static void wheel_slot_fill(struct wheel *w, unsigned int idx, u32 count,
 	w->level_count[lvl] += count;
 	if (lvl && idx != w->drain[lvl])
 		w->drain_limit = min(w->drain_limit,
-				     wheel_drain_tick(wheel_slot_gran(w->clk, idx),
-						      lvl));
+				     wheel_slot_drain_tick(w, idx));
 }
 
 /* @idx has lost @count timers; an emptied slot is cleared. */
@@ -345,15 +350,18 @@ static void wheel_slot_ticks(const struct wheel *w,
  * slot? All its timers must fall into one slot of the level below from
  * its drain tick, where the drain puts them: every tick between the
  * bounds of wheel_slot_ticks() then has that slot too, the granules that
- * decide it being the same for all of them.
+ * decide it being the same for all of them. *@one_tick: do the bounds
+ * leave its timers a single tick?
  */
-static unsigned int wheel_drain_target(const struct wheel *w, unsigned int idx)
+static unsigned int wheel_drain_target(const struct wheel *w, unsigned int idx,
+				       bool *one_tick)
 {
-	u64 from = wheel_drain_tick(wheel_slot_gran(w->clk, idx), wheel_lvl(idx));
+	u64 from = wheel_slot_drain_tick(w, idx);
 	unsigned int to;
 	u64 lo, hi;
 
 	wheel_slot_ticks(w, &w->slots[idx], &lo, &hi);
+	*one_tick = lo == hi;
 	to = wheel_calc_idx(lo, from);
 	return to == wheel_calc_idx(hi, from) ? to : WHEEL_NONE;
 }
@@ -369,14 +377,12 @@ static unsigned int wheel_drain_target(const struct wheel *w, unsigned int idx)
 static u64 wheel_slot_event(const struct wheel *w, unsigned int idx)
 {
 	const struct wheel_slot *slot = &w->slots[idx];
-	u64 at = wheel_drain_tick(wheel_slot_gran(w->clk, idx), wheel_lvl(idx));
-	u64 lo, hi;
+	u64 at = wheel_slot_drain_tick(w, idx) * w->tick_ns;
+	bool one_tick;
 
-	at *= w->tick_ns;
-	if (wheel_drain_target(w, idx) == WHEEL_NONE)
+	if (wheel_drain_target(w, idx, &one_tick) == WHEEL_NONE)
 		return at;
-	wheel_slot_ticks(w, slot, &lo, &hi);
-	return max(at, lo == hi ? slot->last : slot->first);
+	return max(at, one_tick ? slot->last : slot->first);
 }
 
 /**
@@ -481,7 +487,7 @@ static unsigned int wheel_next_drain(const struct wheel *w, u64 *tick)
 		idx = wheel_lvl_first(w, lvl, w->drain[lvl]);
 		if (idx == WHEEL_NONE)
 			continue;
-		at = wheel_drain_tick(wheel_slot_gran(w->clk, idx), lvl);
+		at = wheel_slot_drain_tick(w, idx);
 		if (at < *tick) {
 			*tick = at;
 			next = idx;
@@ -517,8 +523,8 @@ static u64 wheel_next_event(const struct wheel *w)
 		next = min(next, wheel_slot_event(w, idx));
 		later = wheel_lvl_first(w, lvl, idx);
 		if (later != WHEEL_NONE)
-			next = min(next, wheel_drain_tick(wheel_slot_gran(w->clk, later),
-							  lvl) * w->tick_ns);
+			next = min(next, wheel_slot_drain_tick(w, later) *
+					 w->tick_ns);
 	}
 	return next;
 }
@@ -531,8 +537,9 @@ static void wheel_drain_begin(struct wheel *w, unsigned int idx,
 			      unsigned int *budget)
 {
 	struct wheel_slot *slot = &w->slots[idx];
-	unsigned int to = wheel_drain_target(w, idx);
 	u32 count = slot->count;
+	bool one_tick;
+	unsigned int to = wheel_drain_target(w, idx, &one_tick);
 
 	if (to == WHEEL_NONE) {
 		unsigned int lvl = wheel_lvl(idx);
@@ -648,7 +655,7 @@ static bool wheel_drains_begin(struct wheel *w, u64 tick, unsigned int *budget)
 			continue;
 		idx[lvl] = wheel_lvl_first(w, lvl, w->drain[lvl]);
 		if (idx[lvl] == WHEEL_NONE ||
-		    wheel_drain_tick(wheel_slot_gran(w->clk, idx[lvl]), lvl) != tick)
+		    wheel_slot_drain_tick(w, idx[lvl]) != tick)
 			continue;
 		if (!wheel_may_drain(w, idx[lvl], tick))
 			return false;
