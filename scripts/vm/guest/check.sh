@@ -87,6 +87,10 @@ ttl_example() {
 observability() {
 	local t=/sys/kernel/tracing f=/sys/kernel/debug/twheel_ttl/keys rc=0
 	[ -d $t/events/twheel ] || { echo "no twheel trace events"; return 1; }
+	# No task names: recording them hooks the scheduler's tracepoints,
+	# and live-patching those under TCG once oopsed on an int3 in
+	# ttwu_do_activate() (6.12), in code of the kernel's, not ours.
+	echo 0 >$t/options/record-cmd
 	echo 1 >$t/events/twheel/enable && echo >$t/trace || return 1
 	[ -d /sys/module/twheel_ttl ] || load twheel_ttl || return 1
 	echo "set o1 1 20" >$f && echo "set o2 2 5000" >$f && echo "del o2" >$f || rc=1
