@@ -115,14 +115,15 @@
  * with interrupts off or a lock held: the lock is held for one fire's
  * bookkeeping, or for at most CASCADE_BATCH timers of a cascade (one splice
  * when a whole slot falls into one lower slot), of a dead CPU's migration
- * or of a twheel_add_bulk(), and dropped in between. A run of the hrtimer lasts at most
- * half a tick (RUN_SLICE_DIV). A backlog left over goes on in a work item
- * (twheel_run_work_fn()),
- * half a tick at a time with bottom halves off, for as long as no other
- * task waits for the CPU: an otherwise idle CPU drains a burst at full
- * speed. Once another task waits, the run falls back to half a tick per
- * tick from the hrtimer, so that the task loses its CPU for at most about
- * half a tick at a time and gets about half of it.
+ * or of a twheel_add_bulk(), and dropped in between. A run of the hrtimer
+ * lasts at most half a tick (RUN_SLICE_DIV). A backlog left over goes on
+ * in a work item (twheel_run_work_fn()), half a tick at a time with bottom
+ * halves off, for as long as no other task waits for the CPU: an otherwise
+ * idle CPU drains a burst at full speed. Once another task waits, the run
+ * falls back to slices from the hrtimer, at least half a tick apart, so
+ * that the task loses its CPU for at most about half a tick at a time and
+ * gets at least half of it; the next slice comes a tick later, or as soon
+ * as a level-0 slot is due (twheel_run_later()).
  *
  * Locking
  * -------
@@ -251,6 +252,7 @@ struct twheel_running {
  * @run_work:		goes on with a run that used up its slice
  * @sleep_work:		runs expired TWHEEL_SLEEPABLE timers
  * @sleep_list:		expired TWHEEL_SLEEPABLE timers, FIFO
+ * @sleeping:		timers on @sleep_list
  * @running:		the callbacks in progress, one per context
  * @waiters:		twheel_cancel_sync() callers waiting on this base
  * @stats:		counters for twheel_cpu_stats()
@@ -270,6 +272,7 @@ struct twheel_base {
 	struct work_struct	run_work;
 	struct work_struct	sleep_work;
 	struct list_head	sleep_list;
+	unsigned int		sleeping;
 	struct twheel_running	running[RUN_CONTEXTS];
 	unsigned int		waiters;
 	struct twheel_stats	stats;
@@ -301,17 +304,17 @@ static u32 tick_ns __read_mostly;
  */
 static DEFINE_STATIC_KEY_FALSE(twheel_irqoff_key);
 
-static void twheel_held(struct twheel_base *base)
+static __always_inline void twheel_held(struct twheel_base *base)
 {
 	if (static_branch_unlikely(&twheel_irqoff_key))
 		base->held_at = ktime_get();
 }
 
-static void twheel_releasing(struct twheel_base *base)
+static void twheel_irqoff_account(struct twheel_base *base)
 {
 	u64 held;
 
-	if (!static_branch_unlikely(&twheel_irqoff_key) || !base->held_at)
+	if (!base->held_at)
 		return;
 	held = ktime_get() - base->held_at;
 	base->held_at = 0;
@@ -319,6 +322,12 @@ static void twheel_releasing(struct twheel_base *base)
 	base->stats.irqoff_holds++;
 	if (held > tick_ns / 10)
 		base->stats.irqoff_long++;
+}
+
+static __always_inline void twheel_releasing(struct twheel_base *base)
+{
+	if (static_branch_unlikely(&twheel_irqoff_key))
+		twheel_irqoff_account(base);
 }
 
 static void twheel_lock(struct twheel_base *base)
@@ -342,7 +351,9 @@ static void twheel_kick_fn(void *info)
 
 	raw_spin_lock(&base->lock);
 	base->kick_queued = false;
-	if (base->next_expiry != U64_MAX && !base->in_run && base->online)
+	/* Not while work is due (0): the hrtimer is armed for it already. */
+	if (base->next_expiry && base->next_expiry != U64_MAX &&
+	    !base->in_run && base->online)
 		hrtimer_start(&base->hrtimer, base->next_expiry,
 			      HRTIMER_MODE_ABS_PINNED_SOFT);
 	raw_spin_unlock(&base->lock);
@@ -377,7 +388,6 @@ static void twheel_enqueue(struct twheel_base *base, struct twheel_timer *timer)
 
 	event = wheel_add(&base->wheel, timer);
 	trace_twheel_arm(timer, wheel_lvl(timer->idx));
-	base->stats.pending++;
 	if (event < base->next_expiry) {
 		base->next_expiry = event;
 		if (!base->in_run)
@@ -385,18 +395,31 @@ static void twheel_enqueue(struct twheel_base *base, struct twheel_timer *timer)
 	}
 }
 
-/* Take @timer off the wheel or the sleep list; it is not pending after. */
-static void twheel_detach(struct twheel_base *base, struct twheel_timer *timer)
+/*
+ * Take @timer off the wheel or the sleep list; it is not pending after.
+ * Returns true if that emptied its slot of the wheel.
+ */
+static bool twheel_detach(struct twheel_base *base, struct twheel_timer *timer)
 {
+	bool emptied = false;
+
 	lockdep_assert_held(&base->lock);
 
-	if (timer->idx == IDX_SLEEP)
+	if (timer->idx == IDX_SLEEP) {
 		wheel_list_del(&timer->entry);
-	else
-		wheel_del(&base->wheel, timer);
-	base->stats.pending--;
+		base->sleeping--;
+	} else {
+		emptied = wheel_del(&base->wheel, timer);
+	}
 	/* Pairs with the READ_ONCE() of twheel_pending(). */
 	WRITE_ONCE(timer->entry.next, NULL);
+	return emptied;
+}
+
+/* Timers on @base: filed on its wheel or expired on its sleep list. */
+static u64 twheel_base_pending(const struct twheel_base *base)
+{
+	return base->sleeping + wheel_count(&base->wheel);
 }
 
 /* Take a due @timer, from wheel_first_due(), off the wheel, as above. */
@@ -406,7 +429,6 @@ static void twheel_detach_due(struct twheel_base *base,
 	lockdep_assert_held(&base->lock);
 
 	wheel_del_due(&base->wheel, timer);
-	base->stats.pending--;
 	WRITE_ONCE(timer->entry.next, NULL);
 }
 
@@ -414,13 +436,15 @@ static void twheel_detach_due(struct twheel_base *base,
 static int twheel_detach_if_pending(struct twheel_base *base,
 				    struct twheel_timer *timer)
 {
+	bool emptied;
+
 	if (!twheel_pending(timer))
 		return 0;
-	twheel_detach(base, timer);
+	emptied = twheel_detach(base, timer);
 	trace_twheel_cancel(timer);
 	base->stats.cancelled++;
 	/* The wheel is empty: stop its hrtimer rather than wake for nothing. */
-	if (!base->stats.pending && !base->in_run) {
+	if (emptied && !base->in_run && !twheel_base_pending(base)) {
 		base->next_expiry = U64_MAX;
 		hrtimer_try_to_cancel(&base->hrtimer);
 	}
@@ -467,14 +491,14 @@ static struct twheel_base *twheel_switch_base(struct twheel_base *base,
 	return new_base;
 }
 
-static void twheel_account_lateness(struct twheel_base *base,
-				    struct twheel_timer *timer, u64 now)
+static __always_inline void
+twheel_account_lateness(struct twheel_base *base, struct twheel_timer *timer,
+			u64 now)
 {
 	unsigned int bucket = 0;
 	u64 ticks;
 
 	trace_twheel_fire(timer, now);
-	base->stats.fired++;
 	if (unlikely(now < timer->fired)) {
 		base->stats.early++;
 		return;
@@ -494,29 +518,36 @@ out:
  * a fire that stands for several uses up as many, and the last one
  * delivered is the last of the count.
  */
-static void twheel_account_fire(struct twheel_base *base,
-				struct twheel_timer *timer, u64 now)
+static void twheel_account_period(struct twheel_base *base,
+				  struct twheel_timer *timer, u64 now)
 {
 	u64 missed = 0, next;
 
-	timer->fired = timer->expires;
-	if (timer->period && timer->left) {
-		/* Only a late fire divides. */
-		if (now - timer->expires >= timer->period && now > timer->expires)
-			missed = div64_u64(now - timer->expires, timer->period);
-		if (timer->left != TWHEEL_FOREVER) {
-			missed = min_t(u64, missed, timer->left - 1);
-			WRITE_ONCE(timer->left, timer->left - missed - 1);
-		}
-		timer->fired += missed * timer->period;
-		if (timer->left &&
-		    !check_add_overflow(timer->fired, timer->period, &next) &&
-		    next <= KTIME_MAX) {
-			WRITE_ONCE(timer->expires, next);
-			twheel_enqueue(base, timer);
-		}
+	/* Only a late fire divides. */
+	if (now - timer->expires >= timer->period && now > timer->expires)
+		missed = div64_u64(now - timer->expires, timer->period);
+	if (timer->left != TWHEEL_FOREVER) {
+		missed = min_t(u64, missed, timer->left - 1);
+		WRITE_ONCE(timer->left, timer->left - missed - 1);
+	}
+	timer->fired += missed * timer->period;
+	if (timer->left &&
+	    !check_add_overflow(timer->fired, timer->period, &next) &&
+	    next <= KTIME_MAX) {
+		WRITE_ONCE(timer->expires, next);
+		twheel_enqueue(base, timer);
 	}
 	timer->overruns = min_t(u64, missed, U32_MAX);
+}
+
+static __always_inline void twheel_account_fire(struct twheel_base *base,
+						struct twheel_timer *timer,
+						u64 now)
+{
+	timer->fired = timer->expires;
+	timer->overruns = 0;
+	if (timer->period && timer->left)
+		twheel_account_period(base, timer, now);
 	twheel_account_lateness(base, timer, now);
 }
 
@@ -610,7 +641,7 @@ static void twheel_hand_over(struct twheel_base *base,
 {
 	list_add_tail(&timer->entry, &base->sleep_list);
 	timer->idx = IDX_SLEEP;
-	base->stats.pending++;
+	base->sleeping++;
 }
 
 /* Let interrupts in between two bounded steps of a run. */
@@ -640,8 +671,7 @@ static bool twheel_run(struct twheel_base *base, u64 slice_ns)
 	for (;;) {
 		unsigned int budget = CASCADE_BATCH;
 		struct twheel_timer *timer;
-
-		/* Sleepable timers are handed over with the lock held. */
+			/* Sleepable timers are handed over with the lock held. */
 		if (!(++n % RUN_BATCH)) {
 			twheel_relax(base);
 			now = ktime_get();
@@ -685,17 +715,25 @@ static void twheel_run_done(struct twheel_base *base)
 }
 
 /*
- * A run has work left and the CPU is wanted by others: go on one tick from
- * now, in the hrtimer's softirq, which takes one slice per tick. Work is
- * due already: @next_expiry says so, which keeps twheel_forward() and
- * twheel_enqueue() off the hrtimer meanwhile.
+ * A run has work left and the CPU is wanted by others: go on in the
+ * hrtimer's softirq, one slice at a time, at least a slice apart so that
+ * the others keep at least half of the CPU, and at most a tick apart. A
+ * slice starts earlier than a tick from now when a level-0 slot comes due:
+ * what is slowed down is a backlog, mostly drains a slot width ahead of
+ * their spans, not the timers due next. Work is due already: @next_expiry
+ * says so, which keeps twheel_forward() and twheel_enqueue() off the
+ * hrtimer meanwhile.
  */
 static void twheel_run_later(struct twheel_base *base)
 {
+	u64 now = ktime_get(), at;
+
+	at = clamp(wheel_next_fire(&base->wheel), now + tick_ns / RUN_SLICE_DIV,
+		   now + tick_ns);
 	base->in_run = false;
 	base->next_expiry = 0;
-	hrtimer_start(&base->hrtimer, ktime_get() + tick_ns,
-		      HRTIMER_MODE_ABS_PINNED_SOFT);
+	base->stats.deferred++;
+	hrtimer_start(&base->hrtimer, at, HRTIMER_MODE_ABS_PINNED_SOFT);
 }
 
 /*
@@ -744,6 +782,7 @@ static void twheel_run_work_fn(struct work_struct *work)
 			base->in_run = false;
 			break;
 		}
+		base->stats.slices++;
 		if (twheel_run(base, tick_ns / RUN_SLICE_DIV)) {
 			twheel_run_done(base);
 			break;
@@ -816,16 +855,18 @@ static struct twheel_base *twheel_target(struct twheel_base *base,
 					 struct twheel_timer *timer,
 					 unsigned int opts, unsigned int cpu)
 {
-	if (twheel_running(base, timer))
-		return base;
+	struct twheel_base *target = base;
+
 	if (opts & MOD_ON_CPU)
-		base = per_cpu(twheel_bases, cpu);
+		target = per_cpu(twheel_bases, cpu);
 	else if (!(timer->flags & TWHEEL_PINNED))
-		base = raw_cpu_read(twheel_bases);
+		target = raw_cpu_read(twheel_bases);
 	/* Racy but safe: a base going offline now is emptied after. */
-	if (!READ_ONCE(base->online))
-		base = raw_cpu_read(twheel_bases);
-	return base;
+	if (!READ_ONCE(target->online))
+		target = raw_cpu_read(twheel_bases);
+	if (target != base && twheel_running(base, timer))
+		return base;
+	return target;
 }
 
 /*
@@ -1055,7 +1096,6 @@ static unsigned int twheel_add_some(struct twheel_timer **timers,
 		WRITE_ONCE(timer->expires, abs[i]);
 		next = min(next, wheel_add(&base->wheel, timer));
 		trace_twheel_arm(timer, wheel_lvl(timer->idx));
-		base->stats.pending++;
 	}
 	/* As twheel_enqueue() does, once for all of them. */
 	if (next < base->next_expiry) {
@@ -1522,6 +1562,7 @@ int twheel_cpu_stats(unsigned int cpu, struct twheel_stats *stats)
 {
 	struct twheel_base *base;
 	unsigned long flags;
+	unsigned int i;
 
 	if (cpu >= nr_cpu_ids || !cpu_possible(cpu))
 		return -EINVAL;
@@ -1529,6 +1570,10 @@ int twheel_cpu_stats(unsigned int cpu, struct twheel_stats *stats)
 	raw_spin_lock_irqsave(&base->lock, flags);
 	twheel_held(base);
 	*stats = base->stats;
+	stats->pending = twheel_base_pending(base);
+	stats->fired = stats->early;
+	for (i = 0; i < TWHEEL_LATE_BUCKETS; i++)
+		stats->fired += stats->lateness[i];
 	memcpy(stats->level_pending, base->wheel.level_count,
 	       sizeof(stats->level_pending));
 	stats->cascaded = base->wheel.cascaded;
@@ -1564,6 +1609,8 @@ static int twheel_stats_show(struct seq_file *m, void *v)
 		seq_printf(m, "cpu%u pending=%llu fired=%llu cascaded=%llu cancelled=%llu wakeups=%llu early=%llu hrtimer=%d\n",
 			   cpu, st.pending, st.fired, st.cascaded, st.cancelled,
 			   st.wakeups, st.early, st.hrtimer_armed);
+		seq_printf(m, "cpu%u slices=%llu deferred=%llu\n", cpu,
+			   st.slices, st.deferred);
 		seq_printf(m, "cpu%u", cpu);
 		twheel_show_u32s(m, "levels", st.level_pending,
 				 TWHEEL_STATS_LEVELS);
@@ -1648,7 +1695,7 @@ static int twheel_cpu_prepare(unsigned int cpu)
 	struct twheel_base *base = per_cpu(twheel_bases, cpu);
 
 	twheel_lock(base);
-	WARN_ON_ONCE(base->stats.pending);
+	WARN_ON_ONCE(twheel_base_pending(base));
 	wheel_init(&base->wheel, tick_ns, ktime_get());
 	base->next_expiry = U64_MAX;
 	base->in_run = false;
@@ -1786,8 +1833,8 @@ static void twheel_base_stop(struct twheel_base *base)
 	/* A kick clears the flag under the lock; synchronize_rcu() does the rest. */
 	while (READ_ONCE(base->kick_queued))
 		cpu_relax();
-	WARN(base->stats.pending, "twheel: %llu timers left on CPU %u\n",
-	     base->stats.pending, base->cpu);
+	WARN(twheel_base_pending(base), "twheel: %llu timers left on CPU %u\n",
+	     twheel_base_pending(base), base->cpu);
 }
 
 static void twheel_bases_free(void)

@@ -161,6 +161,11 @@ u64 twheel_tick_ns(void);
  * @cascaded:		timers moved to a lower level
  * @cancelled:		pending timers cancelled or re-armed
  * @wakeups:		runs of the wheel's hrtimer
+ * @slices:		slices of a backlog run in the work item, after the
+ *			hrtimer's first one
+ * @deferred:		backlogs the work item left to the hrtimer's slices
+ *			because another task wanted the CPU, see "Bounded
+ *			work" in twheel.rst
  * @early:		fires before their deadline (a bug: always 0)
  * @lateness:		fires by lateness in ticks, taken when their slot runs:
  *			[0] under one tick, then
@@ -178,6 +183,8 @@ struct twheel_stats {
 	u64	cascaded;
 	u64	cancelled;
 	u64	wakeups;
+	u64	slices;
+	u64	deferred;
 	u64	early;
 	u64	lateness[TWHEEL_LATE_BUCKETS];
 	u32	level_pending[TWHEEL_STATS_LEVELS];

@@ -262,7 +262,8 @@ static void wheel_slot_fill(struct wheel *w, unsigned int idx, u32 count,
 }
 
 /* @idx has lost @count timers; an emptied slot is cleared. */
-static void wheel_slot_drop(struct wheel *w, unsigned int idx, u32 count)
+static __always_inline void wheel_slot_drop(struct wheel *w, unsigned int idx,
+					    u32 count)
 {
 	struct wheel_slot *slot = &w->slots[idx];
 
@@ -440,13 +441,27 @@ static unsigned int wheel_slot_of(const struct wheel *w,
  * @timer:	a timer filed on @w
  *
  * Leaves @timer->entry as it was: the caller marks it as not pending.
+ *
+ * Return: true if that emptied @timer's slot.
  */
-static void wheel_del(struct wheel *w, struct twheel_timer *timer)
+static bool wheel_del(struct wheel *w, struct twheel_timer *timer)
 {
 	unsigned int idx = wheel_slot_of(w, timer);
 
 	wheel_list_del(&timer->entry);
 	wheel_slot_drop(w, idx, 1);
+	return !w->slots[idx].count;
+}
+
+/* The number of timers filed on @w. */
+static u64 wheel_count(const struct wheel *w)
+{
+	unsigned int lvl;
+	u64 n = 0;
+
+	for (lvl = 0; lvl < LVL_DEPTH; lvl++)
+		n += w->level_count[lvl];
+	return n;
 }
 
 /*
@@ -496,6 +511,17 @@ static unsigned int wheel_next_drain(const struct wheel *w, u64 *tick)
 	return next;
 }
 
+/*
+ * When the first level-0 slot is due: its latest deadline, or U64_MAX if
+ * level 0 is empty. Drains may still bring earlier timers down.
+ */
+static u64 wheel_next_fire(const struct wheel *w)
+{
+	unsigned int idx = wheel_lvl_first(w, 0, WHEEL_NONE);
+
+	return idx == WHEEL_NONE ? U64_MAX : w->slots[idx].last;
+}
+
 /**
  * wheel_next_event - when the wheel next has work
  * @w:	the wheel
@@ -510,8 +536,7 @@ static u64 wheel_next_event(const struct wheel *w)
 
 	if (w->draining)
 		return 0;
-	idx = wheel_lvl_first(w, 0, WHEEL_NONE);
-	next = idx == WHEEL_NONE ? U64_MAX : w->slots[idx].last;
+	next = wheel_next_fire(w);
 	/*
 	 * The first slot of a level may drain late (wheel_slot_event()),
 	 * the next one no earlier than its drain tick, those after later.

@@ -539,9 +539,9 @@ static void wt_check_wheel(struct wt *wt)
 		if (level[lvl] != w->level_count[lvl])
 			WT_FAIL(wt, "level %u holds %u timers, counts %u",
 				lvl, level[lvl], w->level_count[lvl]);
-	if (total != wt->npending)
-		WT_FAIL(wt, "the wheel holds %u timers, %u are armed",
-			total, wt->npending);
+	if (total != wt->npending || wheel_count(w) != total)
+		WT_FAIL(wt, "the wheel holds %u timers, counts %llu, %u are armed",
+			total, wheel_count(w), wt->npending);
 }
 
 /* wheel_ns_div() and wheel_tick_of() against plain division. */
