@@ -85,8 +85,9 @@
 /* The slack runs drive a private wheel on virtual time, as KUnit does. */
 #include "wheel.c"
 
-/* They only let timers fire: wheel.c's cancel goes unused here. */
-static void wheel_del(struct wheel *w, struct twheel_timer *timer) __maybe_unused;
+/* They only let timers fire: wheel.c's cancel and count go unused here. */
+static bool wheel_del(struct wheel *w, struct twheel_timer *timer) __maybe_unused;
+static u64 wheel_count(const struct wheel *w) __maybe_unused;
 
 /* Operations between two clock reads and cond_resched() calls. */
 #define CHUNK		1024
@@ -299,16 +300,28 @@ static void tb_jend(void)
 
 /* ---- wheel wakeups ---- */
 
-static u64 tb_wheel_wakeups(void)
+/* The sum of every CPU's twheel stats, of the counters the benchmark reads. */
+static void tb_wheel_stats(struct twheel_stats *sum)
 {
 	struct twheel_stats st;
 	unsigned int cpu;
-	u64 sum = 0;
 
-	for_each_possible_cpu(cpu)
-		if (!twheel_cpu_stats(cpu, &st))
-			sum += st.wakeups;
-	return sum;
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		if (twheel_cpu_stats(cpu, &st))
+			continue;
+		sum->wakeups += st.wakeups;
+		sum->slices += st.slices;
+		sum->deferred += st.deferred;
+	}
+}
+
+static u64 tb_wheel_wakeups(void)
+{
+	struct twheel_stats st;
+
+	tb_wheel_stats(&st);
+	return st.wakeups;
 }
 
 static void tb_wakeups(const char *what, unsigned int n)
@@ -1238,8 +1251,11 @@ out_free:
 }
 
 static void tb_burst_report(enum tb_fac fac, u32 n, unsigned int round,
-			    u64 deadline, u64 armed, bool all)
+			    u64 deadline, u64 armed, bool all,
+			    const struct twheel_stats *before)
 {
+	struct twheel_stats after;
+
 	u64 span = all ? tb_run.last - tb_run.first : 0;
 	u64 rate = span ? div64_u64((u64)(n - 1) * NSEC_PER_SEC, span) : 0;
 
@@ -1254,6 +1270,13 @@ static void tb_burst_report(enum tb_fac fac, u32 n, unsigned int round,
 	if (all)
 		tb_js64("last_late_ns", tb_run.last - deadline);
 	tb_jadd(",\"armed_in_time\":%s", armed < deadline ? "true" : "false");
+	if (fac == FAC_TWHEEL) {
+		/* How the backlog ran: see "Bounded work" in twheel.rst. */
+		tb_wheel_stats(&after);
+		tb_ju64("wakeups", after.wakeups - before->wakeups);
+		tb_ju64("slices", after.slices - before->slices);
+		tb_ju64("deferred", after.deferred - before->deferred);
+	}
 	tb_jend();
 }
 
@@ -1261,6 +1284,7 @@ static void tb_burst_report(enum tb_fac fac, u32 n, unsigned int round,
 static int tb_burst(enum tb_fac fac, u32 n, unsigned int round)
 {
 	struct tb_item *items = tb_items_alloc(fac, n);
+	struct twheel_stats before;
 	u64 now, deadline, armed;
 	unsigned long jexp;
 	bool all;
@@ -1279,9 +1303,10 @@ static int tb_burst(enum tb_fac fac, u32 n, unsigned int round)
 			cond_resched();
 	}
 	armed = ktime_get_ns();
+	tb_wheel_stats(&before);
 	all = tb_fire_wait(deadline - armed + 30 * NSEC_PER_SEC);
 	tb_items_stop(fac, items, n);
-	tb_burst_report(fac, n, round, deadline, armed, all);
+	tb_burst_report(fac, n, round, deadline, armed, all, &before);
 	vfree(items);
 	return 0;
 }

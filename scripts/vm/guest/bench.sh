@@ -27,6 +27,8 @@ bench_user() {
 	# shellcheck disable=SC2086 # options, split on purpose
 	ubench ${TWHEEL_UBENCH:-} >/tmp/ubench.txt || return 1
 	cat /tmp/ubench.txt; emit_file /tmp/ubench.txt
+	# How the wheels ran it (slices, fallbacks): for the log only.
+	cat /sys/kernel/debug/twheel/stats
 }
 
 # A burst of 1M /dev/twheel timers against a task pinned to their CPU:
