@@ -1982,7 +1982,7 @@ static void twheel_test_add_bulk(struct kunit *test)
 	struct twheel_timer **timers;
 	unsigned int i, home = tw_home_cpu();
 	int *ret, other = tw_other_cpu();
-	struct twheel_stats st0, st1;
+	struct twheel_stats st0, st1, st2;
 	ktime_t *expires;
 	u64 deadline;
 
@@ -2026,6 +2026,10 @@ static void twheel_test_add_bulk(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, b[i].fires, 1);
 		KUNIT_EXPECT_EQ_MSG(test, tw_blog.order[i], i, "fire %u", i);
 	}
+	/* Derived counters: fires from the histogram, pending from the wheel. */
+	tw_stats(test, home, &st2);
+	KUNIT_EXPECT_EQ(test, st2.fired - st1.fired, TW_BATCH_TIMERS);
+	KUNIT_EXPECT_EQ(test, st2.pending, st0.pending);
 	tw_batch_teardown(b);
 }
 
