@@ -386,7 +386,7 @@ static void twheel_enqueue(struct twheel_base *base, struct twheel_timer *timer)
 
 	lockdep_assert_held(&base->lock);
 
-	event = wheel_add(&base->wheel, timer);
+	event = wheel_add(&base->wheel, timer, base->next_expiry);
 	trace_twheel_arm(timer, wheel_lvl(timer->idx));
 	if (event < base->next_expiry) {
 		base->next_expiry = event;
@@ -1094,7 +1094,7 @@ static unsigned int twheel_add_some(struct twheel_timer **timers,
 			continue;
 		}
 		WRITE_ONCE(timer->expires, abs[i]);
-		next = min(next, wheel_add(&base->wheel, timer));
+		next = min(next, wheel_add(&base->wheel, timer, next));
 		trace_twheel_arm(timer, wheel_lvl(timer->idx));
 	}
 	/* As twheel_enqueue() does, once for all of them. */

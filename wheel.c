@@ -373,15 +373,19 @@ static unsigned int wheel_drain_target(const struct wheel *w, unsigned int idx,
  * takes none, when the first of them may be due: at the latest deadline
  * if they all share one tick, as a level-0 slot would be, else at the
  * earliest. Slots that splice so drain along with the fires around them
- * instead of waking the wheel a slot width early.
+ * instead of waking the wheel a slot width early. Callers only want to
+ * know whether that comes before @before: if the drain tick does not, the
+ * result is the drain tick, at or after @before, worked out no further.
  */
-static u64 wheel_slot_event(const struct wheel *w, unsigned int idx)
+static u64 wheel_slot_event(const struct wheel *w, unsigned int idx,
+			    u64 before)
 {
 	const struct wheel_slot *slot = &w->slots[idx];
 	u64 at = wheel_slot_drain_tick(w, idx) * w->tick_ns;
 	bool one_tick;
 
-	if (wheel_drain_target(w, idx, &one_tick) == WHEEL_NONE)
+	if (at >= before ||
+	    wheel_drain_target(w, idx, &one_tick) == WHEEL_NONE)
 		return at;
 	return max(at, one_tick ? slot->last : slot->first);
 }
@@ -390,14 +394,16 @@ static u64 wheel_slot_event(const struct wheel *w, unsigned int idx)
  * wheel_add - file a timer by its deadline, timer->expires
  * @w:		the wheel
  * @timer:	a timer on no list
+ * @before:	the wheel's next event as the caller knows it
  *
  * The timer is filed at wheel_timer_tick(): @timer->slack must not change
  * until it is off the wheel again.
  *
  * Return: the time at which the timer's slot is due: its latest deadline
- * for a level-0 slot, wheel_slot_event() above, 0 for a slot draining.
+ * for a level-0 slot, wheel_slot_event() above, 0 for a slot draining; or,
+ * for a slot not due before @before, any time at or after @before.
  */
-static u64 wheel_add(struct wheel *w, struct twheel_timer *timer)
+static u64 wheel_add(struct wheel *w, struct twheel_timer *timer, u64 before)
 {
 	u64 tick = wheel_timer_tick(w, timer);
 	unsigned int idx, lvl;
@@ -410,7 +416,7 @@ static u64 wheel_add(struct wheel *w, struct twheel_timer *timer)
 	lvl = wheel_lvl(idx);
 	if (!lvl)
 		return w->slots[idx].last;
-	return idx == w->drain[lvl] ? 0 : wheel_slot_event(w, idx);
+	return idx == w->drain[lvl] ? 0 : wheel_slot_event(w, idx, before);
 }
 
 /*
@@ -545,7 +551,7 @@ static u64 wheel_next_event(const struct wheel *w)
 		if (!w->level_count[lvl])
 			continue;
 		idx = wheel_lvl_first(w, lvl, WHEEL_NONE);
-		next = min(next, wheel_slot_event(w, idx));
+		next = min(next, wheel_slot_event(w, idx, next));
 		later = wheel_lvl_first(w, lvl, idx);
 		if (later != WHEEL_NONE)
 			next = min(next, wheel_slot_drain_tick(w, later) *

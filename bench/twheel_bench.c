@@ -417,7 +417,7 @@ static u64 tb_slack_virtual(struct tb_slack *s, unsigned int pct, u64 from,
 		t->expires = s->delay[i];
 		t->slack = wheel_slack_grid(twheel_tick_ns(),
 					    tb_slack_ns(s, i, pct));
-		wheel_add(w, t);
+		wheel_add(w, t, U64_MAX);
 	}
 	while ((next = wheel_next_event(w)) != U64_MAX) {
 		runs++;

@@ -285,11 +285,21 @@ static void wt_cancel(struct wt *wt, struct wt_timer *tm)
 	wt->npending--;
 }
 
+/* When slot @idx is due, as wheel_add() says it without a bound. */
+static u64 wt_slot_due(const struct wheel *w, unsigned int idx)
+{
+	unsigned int lvl = wheel_lvl(idx);
+
+	if (!lvl)
+		return w->slots[idx].last;
+	return idx == w->drain[lvl] ? 0 : wheel_slot_event(w, idx, U64_MAX);
+}
+
 /* Arm (or re-arm) @tm for @expires; returns what wheel_add() returned. */
 static u64 wt_arm(struct wt *wt, struct wt_timer *tm, u64 expires)
 {
 	struct wheel *w = wt->w;
-	u64 due, end;
+	u64 due, end, before;
 
 	if (tm->armed)
 		wt_cancel(wt, tm);
@@ -302,7 +312,14 @@ static u64 wt_arm(struct wt *wt, struct wt_timer *tm, u64 expires)
 	tm->seq = ++wt->seq;
 	tm->clamped = tm->tick < w->clk;
 	tm->level = wt_level_of(tm->tick, w->clk);
-	due = wheel_add(w, &tm->t);
+	/* The bound the driver passes: the wheel's next event. */
+	before = wheel_next_event(w);
+	due = wheel_add(w, &tm->t, before);
+	if (due < before ? due != wt_slot_due(w, tm->t.idx) :
+	    wt_slot_due(w, tm->t.idx) < before)
+		WT_FAIL(wt, "timer %ld (expires %llu) due at %llu, slot %llu, bound %llu",
+			(long)(tm - wt->timers), expires, due,
+			wt_slot_due(w, tm->t.idx), before);
 	rb_add(&tm->node, &wt->pending, wt_less);
 	tm->armed = true;
 	wt->npending++;
