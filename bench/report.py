@@ -416,6 +416,11 @@ def add_load(t, res):
         if 'holds' in r:
             note = (f'holds over {f_time(tick / 10)}: {med(r["long_holds"]):.0f} '
                     f'of {med(r["holds"]):.0f} (host vCPU preemption counts)')
+        if 'control_ns' in r:
+            note += (f'; in a second before, O(1) holds on the same wheel: '
+                     f'the longest {spread(f_time, r["control_ns"])}, '
+                     f'{med(r["control_long_holds"]):.0f} of '
+                     f'{med(r["control_holds"]):.0f} over {f_time(tick / 10)}')
         t.target(f'longest interrupts-off stretch, {f_n(r["n"])} timers, '
                  f'{r["case"]}', {'twheel': spread(f_time, r['max_ns'])},
                  f'<= {f_time(tick / 10)}', r['max_ns'], 0 <= v <= tick / 10, note)

@@ -10,11 +10,13 @@
  * its longest gap, first for a quiet second (the control), then from
  * before the deadline until the last event has been read on CPU 1. The
  * wheel's longest lock hold (interrupts off) comes from debugfs
- * twheel/irqoff.
+ * twheel/irqoff; its control is a second of holds of bounded work on the
+ * same wheel before the burst (irqoff_control()).
  *
  * Each case prints RESULT records for the benchmark's report:
  *   {"kind": "irqoff", "case": ..., "n": ..., "max_ns": ..., "holds": ...,
- *    "long_holds": ... (holds over a tenth of a tick), "tick_ns": ...}
+ *    "long_holds": ... (holds over a tenth of a tick), "control_ns": ...,
+ *    "control_holds": ..., "control_long_holds": ..., "tick_ns": ...}
  *   {"kind": "pinned_gap", "case": ..., "n": ..., "max_ns": ...,
  *    "control_ns": ..., "last_late_ns": ..., "tick_ns": ...}
  * and checks bounds loose enough for a loaded QEMU TCG host, whose vCPUs
@@ -122,6 +124,25 @@ static long long irqoff_read(const char *name)
 			v = x;
 	fclose(f);
 	return v;
+}
+
+/*
+ * The interrupts-off control, for a second: arm and cancel a timer on CPU
+ * 0's wheel next to a pending one, both an hour away, so that every lock
+ * hold does O(1) work and none reprograms the hrtimer. What the longest of
+ * these holds lasts is what the host adds to a bounded one.
+ */
+static void irqoff_control(void)
+{
+	__u64 end = tw_now() + 1000 * MS;
+	int fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 || pin(0) || tw_arm(fd, 0, 0, 3600000 * MS, 0, 0, 0))
+		_exit(1);
+	while (tw_now() < end)
+		if (tw_arm(fd, 1, 0, 3600000 * MS, 0, 0, 0) || tw_cancel(fd, 1))
+			_exit(1);
+	_exit(0);
 }
 
 /* Arm @n timers on @fd, keys from @key, at @deadline + i * @spread / @n. */
@@ -251,6 +272,7 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 	unsigned long user_max = 0, file_max = 0;
 	pid_t spinner, cl;
 	long long irqoff, holds, long_holds;
+	long long control, control_holds, control_long;
 	__u64 quiet;
 	struct gap *g;
 
@@ -265,6 +287,16 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 	g = mmap(NULL, sizeof(*g), PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, g);
+	irqoff_write("1");
+	cl = fork();
+	ASSERT_LE(0, cl);
+	if (!cl)
+		irqoff_control();
+	waitpid(cl, &status, 0);
+	ASSERT_EQ(0, status) TH_LOG("the interrupts-off control failed");
+	control = irqoff_read("max_ns");
+	control_holds = irqoff_read("holds");
+	control_long = irqoff_read("long");
 	irqoff_write("1");
 	spinner = fork();
 	ASSERT_LE(0, spinner);
@@ -294,7 +326,11 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 	printf("# RESULT {\"kind\": \"irqoff\", \"case\": \"%s\", ", variant->name);
 	printf("\"round\": %lu, ", round);
 	printf("\"n\": %lu, \"max_ns\": %lld, \"holds\": %lld, ", n, irqoff, holds);
-	printf("\"long_holds\": %lld, \"tick_ns\": %llu}\n", long_holds, tick);
+	printf("\"long_holds\": %lld, \"control_ns\": %lld, ", long_holds,
+	       control);
+	printf("\"control_holds\": %lld, \"control_long_holds\": %lld, ",
+	       control_holds, control_long);
+	printf("\"tick_ns\": %llu}\n", tick);
 	printf("# RESULT {\"kind\": \"pinned_gap\", \"case\": \"%s\", ", variant->name);
 	printf("\"round\": %lu, ", round);
 	printf("\"n\": %lu, \"max_ns\": %llu, \"control_ns\": %llu, ",
