@@ -671,7 +671,8 @@ static bool twheel_run(struct twheel_base *base, u64 slice_ns)
 	for (;;) {
 		unsigned int budget = CASCADE_BATCH;
 		struct twheel_timer *timer;
-			/* Sleepable timers are handed over with the lock held. */
+
+		/* Hand-overs and cascades keep the lock: drop it now and then. */
 		if (!(++n % RUN_BATCH)) {
 			twheel_relax(base);
 			now = ktime_get();
