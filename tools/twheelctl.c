@@ -103,8 +103,8 @@ static int cmd_cancel(__u64 key)
 
 static int cmd_query(__u64 key)
 {
-	struct twheel_query q = { .size = sizeof(q), .key = key };
-	long ret = twl_ioctl(&tw, TWHEEL_IOC_QUERY, &q);
+	struct twheel_query q;
+	int ret = twl_query(&tw, key, &q);
 
 	if (ret) {
 		printf("key %llu: %s\n", key, strerror(-ret));

@@ -244,6 +244,20 @@ static inline long twl_cancel_batch(const struct twl *tw, const __u64 *keys,
 	return twl_ioctl(tw, TWHEEL_IOC_CANCEL_BATCH, &b);
 }
 
+/*
+ * Fill @q with what the kernel knows of timer @key: its state
+ * (TWHEEL_STATE_*), fires left, time remaining, deadline, period, data,
+ * overruns and slack. Returns 0 or -errno (-ENOENT: no such timer).
+ */
+static inline int twl_query(const struct twl *tw, __u64 key,
+			    struct twheel_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	q->key = key;
+	return twl_ioctl(tw, TWHEEL_IOC_QUERY, q);
+}
+
 static inline long twl_cancel_all(const struct twl *tw)
 {
 	struct twheel_cancel_all c;
