@@ -41,28 +41,23 @@ static __u64 rnd(__u64 *s)
 }
 
 /* Arm @n timers, keys @first.., each @delay from now, with @period. */
-static long arm_n(int fd, __u64 first, __u32 n, __u64 delay, __u64 period)
+static long arm_n(const struct twl *tw, __u64 first, __u32 n, __u64 delay,
+		  __u64 period)
 {
 	static struct twheel_arm a[BATCH];
 	static __s32 status[BATCH];
-	struct twheel_arm_batch b = {
-		.size = sizeof(b), .entries = (uintptr_t)a,
-		.status = (uintptr_t)status, .entry_size = sizeof(a[0]),
-	};
 	long armed = 0, ret;
-	__u32 i;
+	__u32 i, chunk;
 
 	while (n) {
-		b.count = n < BATCH ? n : BATCH;
-		for (i = 0; i < b.count; i++) {
-			a[i] = tw_arm_rel(first++, 0, delay);
-			a[i].period_ns = period;
-		}
-		ret = tw_ioctl_ret(fd, TWHEEL_IOC_ARM_BATCH, &b);
+		chunk = n < BATCH ? n : BATCH;
+		for (i = 0; i < chunk; i++)
+			a[i] = twl_arm_entry(first++, 0, delay, period, 0, 0);
+		ret = twl_arm_batch(tw, a, chunk, status);
 		if (ret < 0)
 			return ret;
 		armed += ret;
-		n -= b.count;
+		n -= chunk;
 	}
 	return armed;
 }
@@ -84,14 +79,14 @@ static long long wheel_pending(void)
 	return sum;
 }
 
-/* Arm a timer due now on @fd and read its event: the file works. */
-static int works(int fd, __u64 key)
+/* Arm a timer due now on @tw and read its event: the file works. */
+static int works(const struct twl *tw, __u64 key)
 {
 	struct twheel_event ev;
 
-	if (tw_arm(fd, key, key, 0, 0, 0, 0))
+	if (twl_arm(tw, key, key, 0, 0, 0, 0))
 		return 0;
-	return tw_read_n(fd, &ev, 1, 5000) == 1 && ev.key == key;
+	return tw_read_n(tw, &ev, 1, 5000) == 1 && ev.key == key;
 }
 
 static int drop_to_nobody(void)
@@ -121,30 +116,27 @@ struct cwf {
 	unsigned long closes, timers, events;
 };
 
+/*
+ * A file with timers, as a bare fd: the slots swap fds atomically, and
+ * the threads read and close them behind one another's backs.
+ */
 static int cwf_open(struct cwf *c)
 {
-	int fd = open(TW_DEV, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	struct twheel_arm a[CWF_TIMERS];
 	__s32 status[CWF_TIMERS];
-	struct twheel_arm_batch b = {
-		.size = sizeof(b), .entries = (uintptr_t)a,
-		.status = (uintptr_t)status, .entry_size = sizeof(a[0]),
-		.count = CWF_TIMERS,
-	};
+	struct twl tw;
 	int i;
 	long r;
 
-	if (fd < 0)
-		return fd;
+	if (twl_open(&tw, O_NONBLOCK | O_CLOEXEC))
+		return -1;
 	/* Periodic, one tick apart (tick_ns is at most 1 ms by default). */
-	for (i = 0; i < CWF_TIMERS; i++) {
-		a[i] = tw_arm_rel(i, fd, i * 100000ULL);
-		a[i].period_ns = c->tick_ns;
-	}
-	r = tw_ioctl_ret(fd, TWHEEL_IOC_ARM_BATCH, &b);
+	for (i = 0; i < CWF_TIMERS; i++)
+		a[i] = twl_arm_entry(i, tw.fd, i * 100000ULL, c->tick_ns, 0, 0);
+	r = twl_arm_batch(&tw, a, CWF_TIMERS, status);
 	if (r > 0)
 		__atomic_add_fetch(&c->timers, r, __ATOMIC_RELAXED);
-	return fd;
+	return tw.fd;
 }
 
 static void *cwf_thread(void *arg)
@@ -184,20 +176,17 @@ static void *cwf_thread(void *arg)
 }
 
 FIXTURE(abuse) {
-	int fd;
-	struct twheel_version v;
+	struct twl tw;
 };
 
 FIXTURE_SETUP(abuse)
 {
-	self->fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, tw_version(self->fd, &self->v));
+	ASSERT_EQ(0, twl_open(&self->tw, O_CLOEXEC));
 }
 
 FIXTURE_TEARDOWN(abuse)
 {
-	close(self->fd);
+	twl_close(&self->tw);
 }
 
 /* Files with periodic one-tick timers, closed at random moments. */
@@ -209,7 +198,7 @@ TEST_F_TIMEOUT(abuse, close_while_firing, 600)
 	int i;
 
 	ASSERT_NE(NULL, c);
-	c->tick_ns = self->v.tick_ns;
+	c->tick_ns = self->tw.version.tick_ns;
 	for (i = 0; i < CWF_FILES; i++)
 		c->slot[i] = cwf_open(c);
 	c->end = tw_now() + env_ul("TWHEEL_CLOSE_MS", 3000) * MS;
@@ -227,7 +216,7 @@ TEST_F_TIMEOUT(abuse, close_while_firing, 600)
 	       c->events, before, after);
 	EXPECT_LT(100UL, c->closes);
 	EXPECT_EQ(before, after);
-	EXPECT_TRUE(works(self->fd, 1));
+	EXPECT_TRUE(works(&self->tw, 1));
 	free(c);
 }
 
@@ -325,11 +314,11 @@ TEST_F(abuse, fault_arm)
 		SKIP(return, "%s", why);
 	for (n = 1; n < 100; n++) {
 		/* 64 timers in the smallest table: the next one grows it. */
-		tw_cancel_all(self->fd);
-		ASSERT_EQ(64, arm_n(self->fd, 0, 64, 60000 * MS, 0));
-		timers = tw_fdinfo(self->fd, "timers");
+		twl_cancel_all(&self->tw);
+		ASSERT_EQ(64, arm_n(&self->tw, 0, 64, 60000 * MS, 0));
+		timers = tw_fdinfo(self->tw.fd, "timers");
 		fi_arm(&f, n);
-		ret = tw_arm(self->fd, 1000, 0, 60000 * MS, 0, 0, 0);
+		ret = twl_arm(&self->tw, 1000, 0, 60000 * MS, 0, 0, 0);
 		inj = fi_injected(&f);
 		if (!inj) {
 			EXPECT_EQ(0, ret);
@@ -338,19 +327,19 @@ TEST_F(abuse, fault_arm)
 		if (ret) {
 			EXPECT_TRUE(ret == -ENOMEM || ret == -EFAULT);
 			nomem += ret == -ENOMEM;
-			EXPECT_EQ(-ENOENT, tw_query(self->fd, 1000, &q));
-			EXPECT_EQ(timers, tw_fdinfo(self->fd, "timers"));
+			EXPECT_EQ(-ENOENT, twl_query(&self->tw, 1000, &q));
+			EXPECT_EQ(timers, tw_fdinfo(self->tw.fd, "timers"));
 		} else {
 			/* An optional allocation failed: the timer is there. */
-			EXPECT_EQ(0, tw_cancel(self->fd, 1000));
+			EXPECT_EQ(0, twl_cancel(&self->tw, 1000));
 		}
-		EXPECT_TRUE(works(self->fd, 2000 + n));
+		EXPECT_TRUE(works(&self->tw, 2000 + n));
 	}
 	fi_teardown(&f);
 	TH_LOG("arm: %lu faults injected (%d -ENOMEM), succeeded at n=%d",
 	       f.injected, nomem, n);
 	EXPECT_LT(0, nomem);
-	EXPECT_EQ(65, tw_cancel_all(self->fd));
+	EXPECT_EQ(65, twl_cancel_all(&self->tw));
 }
 
 /*
@@ -366,11 +355,6 @@ TEST_F(abuse, fault_arm_batch)
 {
 	struct twheel_arm a[8];
 	__s32 status[8];
-	struct twheel_arm_batch b = {
-		.size = sizeof(b), .entries = (uintptr_t)a,
-		.status = (uintptr_t)status, .entry_size = sizeof(a[0]),
-		.count = 8,
-	};
 	struct twheel_query q;
 	unsigned long entry_faults = 0;
 	long long timers;
@@ -383,14 +367,14 @@ TEST_F(abuse, fault_arm_batch)
 	if (why)
 		SKIP(return, "%s", why);
 	for (i = 0; i < 8; i++)
-		a[i] = tw_arm_rel(1000 + i, 0, 60000 * MS);
+		a[i] = twl_arm_entry(1000 + i, 0, 60000 * MS, 0, 0, 0);
 	for (n = 1; n < 200; n++) {
 		/* The fifth entry grows the hash table. */
-		tw_cancel_all(self->fd);
-		ASSERT_EQ(60, arm_n(self->fd, 0, 60, 60000 * MS, 0));
-		timers = tw_fdinfo(self->fd, "timers");
+		twl_cancel_all(&self->tw);
+		ASSERT_EQ(60, arm_n(&self->tw, 0, 60, 60000 * MS, 0));
+		timers = tw_fdinfo(self->tw.fd, "timers");
 		fi_arm(&f, n);
-		ret = tw_ioctl_ret(self->fd, TWHEEL_IOC_ARM_BATCH, &b);
+		ret = twl_arm_batch(&self->tw, a, 8, status);
 		inj = fi_injected(&f);
 		if (!inj) {
 			EXPECT_EQ(8, ret);
@@ -398,24 +382,24 @@ TEST_F(abuse, fault_arm_batch)
 		}
 		if (ret < 0) {
 			EXPECT_EQ(-EFAULT, ret);
-			EXPECT_EQ(timers, tw_fdinfo(self->fd, "timers"));
+			EXPECT_EQ(timers, tw_fdinfo(self->tw.fd, "timers"));
 			continue;
 		}
 		for (i = 0, ok = 0; i < 8; i++) {
 			if (!status[i]) {
 				ok++;
-				EXPECT_EQ(0, tw_query(self->fd, 1000 + i, &q));
+				EXPECT_EQ(0, twl_query(&self->tw, 1000 + i, &q));
 				continue;
 			}
 			entry_faults++;
 			EXPECT_TRUE(status[i] == -ENOMEM || status[i] == -EFAULT);
-			EXPECT_EQ(-ENOENT, tw_query(self->fd, 1000 + i, &q));
+			EXPECT_EQ(-ENOENT, twl_query(&self->tw, 1000 + i, &q));
 		}
 		EXPECT_EQ(ok, ret);
-		EXPECT_EQ(timers + ret, tw_fdinfo(self->fd, "timers"));
+		EXPECT_EQ(timers + ret, tw_fdinfo(self->tw.fd, "timers"));
 		for (i = 0; i < 8; i++)
-			tw_cancel(self->fd, 1000 + i);
-		EXPECT_TRUE(works(self->fd, 2000 + n));
+			twl_cancel(&self->tw, 1000 + i);
+		EXPECT_TRUE(works(&self->tw, 2000 + n));
 	}
 	fi_teardown(&f);
 	TH_LOG("batch: %lu faults injected, %lu entries failed alone, succeeded at n=%d",
@@ -437,7 +421,8 @@ TEST_F(abuse, fault_open)
 	why = fi_setup(&f);
 	if (why)
 		SKIP(return, "%s", why);
-	close(self->fd);
+	/* open() alone under fault injection: no twl_open() handshake. */
+	twl_close(&self->tw);
 	for (n = 1; n < 200; n++) {
 		fi_arm(&f, n);
 		fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
@@ -458,9 +443,8 @@ TEST_F(abuse, fault_open)
 	fi_teardown(&f);
 	TH_LOG("open: %lu faults injected (%d -ENOMEM), succeeded at n=%d",
 	       f.injected, nomem, n);
-	self->fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, self->fd);
-	EXPECT_TRUE(works(self->fd, 1));
+	ASSERT_EQ(0, twl_open(&self->tw, O_CLOEXEC));
+	EXPECT_TRUE(works(&self->tw, 1));
 	EXPECT_LT(0, nomem);
 }
 
@@ -483,16 +467,12 @@ TEST_F(abuse, unprivileged_limits)
 				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct twheel_arm a[4];
 	__s32 status[4] = { 0 };
-	struct twheel_arm_batch b = {
-		.size = sizeof(b), .entries = (uintptr_t)a,
-		.status = (uintptr_t)status, .entry_size = sizeof(a[0]),
-		.count = 4,
-	};
 	struct twheel_event ev;
 	struct twheel_query q;
+	struct twl tw1, tw2;
 	unsigned long old;
 	char path[64];
-	int fd1, fd2, i, st;
+	int i, st;
 	pid_t pid, parent = getpid();
 
 	ASSERT_NE(MAP_FAILED, u);
@@ -501,37 +481,40 @@ TEST_F(abuse, unprivileged_limits)
 	if (tw_param_read("max_user_timers", &old) ||
 	    tw_param_write("max_user_timers", 40))
 		SKIP(return, "cannot set max_user_timers");
-	ASSERT_EQ(0, tw_arm(self->fd, 0x7777, 0, 2000 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 0x7777, 0, 2000 * MS, 0, 0, 0));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		close(self->fd);
+		/* The number of root's file, for /proc/<parent>/fd/. */
+		int root_fd = self->tw.fd;
+
+		twl_close(&self->tw);
 		u->dropped = !drop_to_nobody();
 		if (!u->dropped)
 			_exit(1);
 		u->param_write = tw_param_write("max_user_timers", 1 << 30);
-		fd1 = open(TW_DEV, O_RDWR | O_NONBLOCK);
-		fd2 = open(TW_DEV, O_RDWR | O_NONBLOCK);
+		twl_open(&tw1, O_NONBLOCK);
+		twl_open(&tw2, O_NONBLOCK);
 		for (i = 0; i < 41; i++) {
-			int r = tw_arm(fd1, i, 0, 60000 * MS, 0, 0, 0);
+			int r = twl_arm(&tw1, i, 0, 60000 * MS, 0, 0, 0);
 
 			u->armed += !r;
 			u->enospc_arm += r == -ENOSPC;
 		}
-		u->enospc_file2 = tw_arm(fd2, 1, 0, 0, 0, 0, 0);
+		u->enospc_file2 = twl_arm(&tw2, 1, 0, 0, 0, 0, 0);
 		for (i = 0; i < 4; i++)
-			a[i] = tw_arm_rel(100 + i, 0, 0);
-		if (tw_ioctl_ret(fd2, TWHEEL_IOC_ARM_BATCH, &b) == 0)
+			a[i] = twl_arm_entry(100 + i, 0, 0, 0, 0, 0);
+		if (twl_arm_batch(&tw2, a, 4, status) == 0)
 			for (i = 0; i < 4; i++)
 				u->enospc_batch += status[i] == -ENOSPC;
 		/* root's timer 0x7777 is on root's file only. */
-		u->other_cancel = tw_cancel(fd1, 0x7777);
-		u->other_query = tw_query(fd2, 0x7777, &q);
-		u->other_read = read(fd2, &ev, sizeof(ev)) < 0 ? -errno : 0;
-		snprintf(path, sizeof(path), "/proc/%d/fd/%d", parent, self->fd);
+		u->other_cancel = twl_cancel(&tw1, 0x7777);
+		u->other_query = twl_query(&tw2, 0x7777, &q);
+		u->other_read = twl_read(&tw2, &ev, 1);
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", parent, root_fd);
 		i = open(path, O_RDWR);
 		u->proc_open = i < 0 ? -errno : 0;
-		u->cancel_all = tw_cancel_all(fd1);
+		u->cancel_all = twl_cancel_all(&tw1);
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
@@ -553,9 +536,9 @@ TEST_F(abuse, unprivileged_limits)
 	EXPECT_TRUE(u->proc_open == -EACCES || u->proc_open == -EPERM);
 	EXPECT_EQ(40, u->cancel_all);
 	/* root's timer is untouched and fires. */
-	ASSERT_EQ(0, tw_query(self->fd, 0x7777, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 0x7777, &q));
 	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
-	ASSERT_EQ(1, tw_read_n(self->fd, &ev, 1, 5000));
+	ASSERT_EQ(1, tw_read_n(&self->tw, &ev, 1, 5000));
 	EXPECT_EQ(0x7777ULL, ev.key);
 	munmap(u, sizeof(*u));
 }
@@ -609,8 +592,9 @@ TEST_F_TIMEOUT(abuse, flood_cannot_starve, 300)
 	struct spin *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
 			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	unsigned long n = env_ul("TWHEEL_FLOOD_TIMERS", 2000);
+	struct twl tw;
 	long long f0;
-	int fd, st;
+	int st;
 	pid_t pid;
 
 	ASSERT_NE(MAP_FAILED, r);
@@ -622,19 +606,19 @@ TEST_F_TIMEOUT(abuse, flood_cannot_starve, 300)
 		pin_to_cpu(0);
 		r->dropped = !drop_to_nobody();
 		r->base_rate = spin(1000, &r->base_cpu);
-		fd = open(TW_DEV, O_RDWR);
-		r->armed = arm_n(fd, 0, n, 0, self->v.tick_ns);
+		twl_open(&tw, 0);
+		r->armed = arm_n(&tw, 0, n, 0, self->tw.version.tick_ns);
 		usleep(200000);
-		f0 = tw_fdinfo(fd, "fired");
+		f0 = tw_fdinfo(tw.fd, "fired");
 		r->flood_rate = spin(2000, &r->flood_cpu);
-		r->fired = tw_fdinfo(fd, "fired") - f0;
-		close(fd);
+		r->fired = tw_fdinfo(tw.fd, "fired") - f0;
+		twl_close(&tw);
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	TH_LOG("%ld one-tick timers as nobody on CPU 0: %lld fires in 2 s (%lld per tick)",
 	       r->armed, r->fired,
-	       r->fired * (long long)self->v.tick_ns / (2000 * (long long)MS));
+	       r->fired * (long long)self->tw.version.tick_ns / (2000 * (long long)MS));
 	TH_LOG("busy loop %.0f -> %.0f iterations/ms (%.0f%%), CPU share %.0f%% -> %.0f%%",
 	       r->base_rate, r->flood_rate, 100 * r->flood_rate / r->base_rate,
 	       100 * r->base_cpu, 100 * r->flood_cpu);
@@ -650,33 +634,27 @@ TEST_F_TIMEOUT(abuse, flood_cannot_starve, 300)
 /* Deadlines at and past KTIME_MAX, relative and absolute. */
 TEST_F(abuse, overflow_expiry)
 {
-	struct twheel_modify m = { .size = sizeof(m), .key = 1,
-				   .flags = TWHEEL_ARM_ABS };
 	struct twheel_query q;
 	__u64 now = tw_now();
 
-	EXPECT_EQ(-ERANGE, tw_arm(self->fd, 1, 0, UINT64_MAX, 0, 0, 0));
-	EXPECT_EQ(-ERANGE, tw_arm(self->fd, 1, 0, UINT64_MAX, 0, 0, TWHEEL_ARM_ABS));
-	EXPECT_EQ(-ERANGE, tw_arm(self->fd, 1, 0, (__u64)INT64_MAX + 1, 0, 0,
-				  TWHEEL_ARM_ABS));
-	EXPECT_EQ(-ERANGE, tw_arm(self->fd, 1, 0, INT64_MAX - now / 2, 0, 0, 0));
+	EXPECT_EQ(-ERANGE, twl_arm(&self->tw, 1, 0, UINT64_MAX, 0, 0, 0));
+	EXPECT_EQ(-ERANGE, twl_arm(&self->tw, 1, 0, UINT64_MAX, 0, 0, TWHEEL_ARM_ABS));
+	EXPECT_EQ(-ERANGE, twl_arm(&self->tw, 1, 0, (__u64)INT64_MAX + 1, 0, 0,
+				   TWHEEL_ARM_ABS));
+	EXPECT_EQ(-ERANGE, twl_arm(&self->tw, 1, 0, INT64_MAX - now / 2, 0, 0, 0));
 	/* Relative, just inside: accepted, due at most at KTIME_MAX. */
-	EXPECT_EQ(0, tw_arm(self->fd, 1, 0, INT64_MAX - now - 1000 * MS, 0, 0, 0));
-	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	EXPECT_EQ(0, twl_arm(&self->tw, 1, 0, INT64_MAX - now - 1000 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_query(&self->tw, 1, &q));
 	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
 	EXPECT_GE((__u64)INT64_MAX, q.deadline_ns);
 	/* Absolute KTIME_MAX exactly: accepted. */
-	EXPECT_EQ(0, tw_arm(self->fd, 2, 0, INT64_MAX, 0, 0, TWHEEL_ARM_ABS));
-	ASSERT_EQ(0, tw_query(self->fd, 2, &q));
+	EXPECT_EQ(0, twl_arm(&self->tw, 2, 0, INT64_MAX, 0, 0, TWHEEL_ARM_ABS));
+	ASSERT_EQ(0, twl_query(&self->tw, 2, &q));
 	EXPECT_EQ((__u64)INT64_MAX, q.deadline_ns);
-	m.expiry_ns = UINT64_MAX;
-	EXPECT_EQ(-ERANGE, tw_ioctl(self->fd, TWHEEL_IOC_MODIFY, &m));
-	m.expiry_ns = INT64_MAX;
-	EXPECT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_MODIFY, &m));
-	m.flags = 0;
-	m.expiry_ns = UINT64_MAX - 1;
-	EXPECT_EQ(-ERANGE, tw_ioctl(self->fd, TWHEEL_IOC_MODIFY, &m));
-	EXPECT_EQ(2, tw_cancel_all(self->fd));
+	EXPECT_EQ(-ERANGE, twl_modify(&self->tw, 1, UINT64_MAX, TWHEEL_ARM_ABS));
+	EXPECT_EQ(0, twl_modify(&self->tw, 1, INT64_MAX, TWHEEL_ARM_ABS));
+	EXPECT_EQ(-ERANGE, twl_modify(&self->tw, 1, UINT64_MAX - 1, 0));
+	EXPECT_EQ(2, twl_cancel_all(&self->tw));
 }
 
 /* Absolute deadlines in the past fire at once and report that deadline. */
@@ -687,8 +665,8 @@ TEST_F(abuse, overflow_past)
 	int i, got;
 
 	for (i = 0; i < 4; i++)
-		ASSERT_EQ(0, tw_arm(self->fd, i, 0, past[i], 0, 0, TWHEEL_ARM_ABS));
-	got = tw_read_n(self->fd, ev, 4, 5000);
+		ASSERT_EQ(0, twl_arm(&self->tw, i, 0, past[i], 0, 0, TWHEEL_ARM_ABS));
+	got = tw_read_n(&self->tw, ev, 4, 5000);
 	ASSERT_EQ(4, got);
 	for (i = 0; i < got; i++) {
 		EXPECT_EQ(past[ev[i].key], ev[i].deadline_ns);
@@ -696,7 +674,7 @@ TEST_F(abuse, overflow_past)
 		EXPECT_EQ(TWHEEL_EVENT_LAST, ev[i].flags);
 		EXPECT_EQ(0U, ev[i].overruns);
 	}
-	EXPECT_EQ(0, tw_fdinfo(self->fd, "timers"));
+	EXPECT_EQ(0, tw_fdinfo(self->tw.fd, "timers"));
 }
 
 /*
@@ -711,25 +689,25 @@ TEST_F(abuse, overflow_period)
 	struct twheel_query q;
 	int i;
 
-	ASSERT_EQ(0, tw_arm(self->fd, 1, 0, now, INT64_MAX, 0, TWHEEL_ARM_ABS));
-	ASSERT_EQ(0, tw_arm(self->fd, 2, 0, now, UINT64_MAX, 0, TWHEEL_ARM_ABS));
-	ASSERT_EQ(2, tw_read_n(self->fd, ev, 2, 5000));
+	ASSERT_EQ(0, twl_arm(&self->tw, 1, 0, now, INT64_MAX, 0, TWHEEL_ARM_ABS));
+	ASSERT_EQ(0, twl_arm(&self->tw, 2, 0, now, UINT64_MAX, 0, TWHEEL_ARM_ABS));
+	ASSERT_EQ(2, tw_read_n(&self->tw, ev, 2, 5000));
 	for (i = 0; i < 2; i++) {
 		EXPECT_EQ(now, ev[i].deadline_ns);
 		EXPECT_EQ(TWHEEL_EVENT_LAST, ev[i].flags);
 	}
-	EXPECT_EQ(-ENOENT, tw_query(self->fd, 1, &q));
-	EXPECT_EQ(-ENOENT, tw_query(self->fd, 2, &q));
-	EXPECT_TRUE(tw_quiet_for(self->fd, 50));
+	EXPECT_EQ(-ENOENT, twl_query(&self->tw, 1, &q));
+	EXPECT_EQ(-ENOENT, twl_query(&self->tw, 2, &q));
+	EXPECT_TRUE(tw_quiet_for(&self->tw, 50));
 
-	ASSERT_EQ(0, tw_arm(self->fd, 3, 0, now, INT64_MAX - now, 0,
-			    TWHEEL_ARM_ABS));
-	ASSERT_EQ(1, tw_read_n(self->fd, ev, 1, 5000));
+	ASSERT_EQ(0, twl_arm(&self->tw, 3, 0, now, INT64_MAX - now, 0,
+			     TWHEEL_ARM_ABS));
+	ASSERT_EQ(1, tw_read_n(&self->tw, ev, 1, 5000));
 	EXPECT_EQ(0U, ev[0].flags);
-	ASSERT_EQ(0, tw_query(self->fd, 3, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 3, &q));
 	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
 	EXPECT_EQ((__u64)INT64_MAX, q.deadline_ns);
-	EXPECT_EQ(1, tw_cancel_all(self->fd));
+	EXPECT_EQ(1, twl_cancel_all(&self->tw));
 }
 
 /*
@@ -739,35 +717,36 @@ TEST_F(abuse, overflow_period)
  */
 TEST_F(abuse, overflow_count)
 {
-	__u64 tick = self->v.tick_ns, now = tw_now();
+	__u64 tick = self->tw.version.tick_ns, now = tw_now();
 	struct twheel_event ev;
 	struct twheel_query q;
 
-	ASSERT_EQ(0, tw_arm(self->fd, 1, 0, 0, tick, UINT32_MAX - 1, 0));
-	ASSERT_EQ(0, tw_arm(self->fd, 2, 0, 0, tick, UINT32_MAX, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 1, 0, 0, tick, UINT32_MAX - 1, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 2, 0, 0, tick, UINT32_MAX, 0));
 	tw_sleep_ms(20);
-	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 1, &q));
 	EXPECT_GT(UINT32_MAX - 2, q.fires_left);
 	EXPECT_LT(UINT32_MAX - 1000, q.fires_left);
-	ASSERT_EQ(0, tw_query(self->fd, 2, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 2, &q));
 	EXPECT_EQ(TWHEEL_COUNT_FOREVER, q.fires_left);
-	EXPECT_EQ(2, tw_cancel_all(self->fd));
+	EXPECT_EQ(2, twl_cancel_all(&self->tw));
 
 	/* Due 1000 periods ago, 5 fires: one event, the 5th deadline. */
-	ASSERT_EQ(0, tw_arm(self->fd, 3, 0, now - 1000 * tick, tick, 5,
-			    TWHEEL_ARM_ABS));
-	ASSERT_EQ(1, tw_read_n(self->fd, &ev, 1, 5000));
+	ASSERT_EQ(0, twl_arm(&self->tw, 3, 0, now - 1000 * tick, tick, 5,
+			     TWHEEL_ARM_ABS));
+	ASSERT_EQ(1, tw_read_n(&self->tw, &ev, 1, 5000));
 	EXPECT_EQ(now - 1000 * tick + 4 * tick, ev.deadline_ns);
 	EXPECT_EQ(4U, ev.overruns);
 	EXPECT_EQ(TWHEEL_EVENT_LAST, ev.flags);
-	EXPECT_EQ(-ENOENT, tw_query(self->fd, 3, &q));
-	EXPECT_TRUE(tw_quiet_for(self->fd, 20));
+	EXPECT_EQ(-ENOENT, twl_query(&self->tw, 3, &q));
+	EXPECT_TRUE(tw_quiet_for(&self->tw, 20));
 }
 
 /* ---- load: stress only ---- */
 
 struct load {
-	int fd, cpu;
+	struct twl tw;
+	int cpu;
 	__u64 first, n, base, spread;
 	unsigned char *seen;
 	__u32 *late_us;
@@ -782,37 +761,29 @@ static void *load_thread(void *arg)
 	struct load *l = arg;
 	struct twheel_event *ev = l->ev;
 	__u64 k, i;
-	ssize_t r;
+	long r;
 
 	pin_to_cpu(l->cpu);
 	/* Deadlines spread over the window, in a scrambled order. */
 	for (i = 0; i < l->n; i += BATCH) {
-		struct twheel_arm *a = l->a;
-		struct twheel_arm_batch b = {
-			.size = sizeof(b), .entries = (uintptr_t)a,
-			.status = (uintptr_t)l->status,
-			.entry_size = sizeof(a[0]),
-			.count = l->n - i < BATCH ? l->n - i : BATCH,
-		};
-		__u32 j;
+		__u32 j, chunk = l->n - i < BATCH ? l->n - i : BATCH;
 
-		for (j = 0; j < b.count; j++) {
+		for (j = 0; j < chunk; j++) {
 			k = l->first + i + j;
-			a[j] = tw_arm_rel(k, ~k, l->base + (k * 7919) % l->spread);
-			a[j].flags = TWHEEL_ARM_ABS;
+			l->a[j] = twl_arm_entry(k, ~k,
+						l->base + (k * 7919) % l->spread,
+						0, 0, TWHEEL_ARM_ABS);
 		}
-		if (ioctl(l->fd, TWHEEL_IOC_ARM_BATCH, &b) != (long)b.count)
+		if (twl_arm_batch(&l->tw, l->a, chunk, l->status) != chunk)
 			return NULL;
 	}
 	while (l->got < l->n) {
-		struct pollfd p = { .fd = l->fd, .events = POLLIN };
-
-		if (poll(&p, 1, 20000) <= 0)
+		if (twl_wait(&l->tw, 20000) <= 0)
 			break;
-		r = read(l->fd, ev, sizeof(l->ev));
+		r = twl_read(&l->tw, ev, BATCH);
 		if (r <= 0)
 			break;
-		for (i = 0; i < r / sizeof(*ev); i++) {
+		for (i = 0; i < (__u64)r; i++) {
 			k = ev[i].key - l->first;
 			if (k >= l->n || ev[i].data != ~ev[i].key ||
 			    ev[i].deadline_ns != l->base + (ev[i].key * 7919) % l->spread) {
@@ -830,7 +801,7 @@ static void *load_thread(void *arg)
 			l->late_us[l->late_n++] =
 				(ev[i].fire_ns - ev[i].deadline_ns) / 1000;
 		}
-		l->got += r / sizeof(*ev);
+		l->got += r;
 	}
 	return NULL;
 }
@@ -862,13 +833,13 @@ TEST_F_TIMEOUT(abuse, load, 1800)
 	t0 = tw_now();
 	for (i = 0; i < 2; i++) {
 		l[i] = (struct load){
-			.fd = open(TW_DEV, O_RDWR | O_CLOEXEC), .cpu = i,
+			.cpu = i,
 			.first = i * (n / 2), .n = i ? n - n / 2 : n / 2,
 			/* Room to arm them all first (slow under TCG). */
 			.base = t0 + 30000 * MS, .spread = 60000 * MS,
 			.seen = calloc(n, 1), .late_us = late + i * (n / 2),
 		};
-		ASSERT_LE(0, l[i].fd);
+		ASSERT_EQ(0, twl_open(&l[i].tw, O_CLOEXEC));
 		ASSERT_NE(NULL, l[i].seen);
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, load_thread, &l[i]));
 	}
@@ -879,7 +850,7 @@ TEST_F_TIMEOUT(abuse, load, 1800)
 		wrong += l[i].wrong;
 		dup += l[i].dup;
 		nl += l[i].late_n;
-		close(l[i].fd);
+		twl_close(&l[i].tw);
 		free(l[i].seen);
 	}
 	/* The two halves of late[] are contiguous up to late_n of each. */

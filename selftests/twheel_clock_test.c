@@ -57,25 +57,14 @@ static int realtime_step(long long delta)
 	return clock_set_ns(clock_ns(CLOCK_REALTIME) + delta);
 }
 
-static int tw_arm_flags(int fd, __u64 key, __u64 expiry, __u64 period,
-			__u32 flags)
+static int tw_arm_flags(const struct twl *tw, __u64 key, __u64 expiry,
+			__u64 period, __u32 flags)
 {
-	return tw_arm(fd, key, key, expiry, period, 0, flags);
-}
-
-static int tw_modify(int fd, __u64 key, __u64 expiry, __u32 flags)
-{
-	struct twheel_modify m = {
-		.size = sizeof(m), .key = key, .flags = flags,
-		.expiry_ns = expiry,
-	};
-
-	return tw_ioctl(fd, TWHEEL_IOC_MODIFY, &m);
+	return twl_arm(tw, key, key, expiry, period, 0, flags);
 }
 
 FIXTURE(clock) {
-	int fd;
-	struct twheel_version v;
+	struct twl tw;
 	/* CLOCK_REALTIME and CLOCK_MONOTONIC at the start, to restore. */
 	__u64 real0, mono0;
 	int set;
@@ -93,7 +82,7 @@ static int read_ev(struct _test_data_clock *self, struct twheel_event *ev,
 {
 	int got = 0;
 
-	while (got < n && tw_read_n(self->fd, &ev[got], 1, timeout_ms) == 1) {
+	while (got < n && tw_read_n(&self->tw, &ev[got], 1, timeout_ms) == 1) {
 		if (ev[got].key != SENTINEL) {
 			got++;
 			continue;
@@ -110,11 +99,9 @@ FIXTURE_SETUP(clock)
 	self->real0 = clock_ns(CLOCK_REALTIME);
 	self->set = 0;
 	self->seen = 0;
-	self->fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, tw_version(self->fd, &self->v));
-	ASSERT_TRUE(self->v.features & TWHEEL_FEATURE_CLOCKS);
-	ASSERT_EQ(0, tw_arm(self->fd, SENTINEL, ~SENTINEL, 300 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_open(&self->tw, O_CLOEXEC));
+	ASSERT_TRUE(self->tw.version.features & TWHEEL_FEATURE_CLOCKS);
+	ASSERT_EQ(0, twl_arm(&self->tw, SENTINEL, ~SENTINEL, 300 * MS, 0, 0, 0));
 }
 
 FIXTURE_TEARDOWN(clock)
@@ -127,7 +114,7 @@ FIXTURE_TEARDOWN(clock)
 					  clock_ns(CLOCK_MONOTONIC) -
 					  self->mono0));
 	if (!self->seen) {
-		ASSERT_EQ(1, tw_read_n(self->fd, ev, 1, 5000));
+		ASSERT_EQ(1, tw_read_n(&self->tw, ev, 1, 5000));
 		self->sentinel = ev[0];
 	}
 	EXPECT_GE(1, self->seen);
@@ -139,8 +126,8 @@ FIXTURE_TEARDOWN(clock)
 	EXPECT_GT(self->sentinel.deadline_ns + LATE_MAX,
 		  self->sentinel.fire_ns);
 	/* Nothing else. */
-	EXPECT_TRUE(tw_quiet_for(self->fd, 0));
-	close(self->fd);
+	EXPECT_TRUE(tw_quiet_for(&self->tw, 0));
+	twl_close(&self->tw);
 }
 
 /* Move the wall clock from a test; the teardown puts it back. */
@@ -173,10 +160,10 @@ TEST_F(clock, boottime_relative)
 	__u64 before, after;
 
 	before = clock_ns(CLOCK_BOOTTIME);
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, 100 * MS, 0,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 1, 100 * MS, 0,
 				  TWHEEL_ARM_BOOTTIME));
 	after = clock_ns(CLOCK_BOOTTIME);
-	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 1, &q));
 	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
 	EXPECT_LE(before + 100 * MS, q.deadline_ns);
 	EXPECT_GE(after + 100 * MS, q.deadline_ns);
@@ -195,9 +182,9 @@ TEST_F(clock, boottime_absolute)
 	__u64 d1 = clock_ns(CLOCK_BOOTTIME) + 150 * MS;
 	__u64 d2 = clock_ns(CLOCK_BOOTTIME) - 1000 * MS;
 
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, d1, 0,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 1, d1, 0,
 				  TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_ABS));
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 2, d2, 0,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 2, d2, 0,
 				  TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_ABS));
 	ASSERT_EQ(2, read_ev(self, ev, 2, 5000));
 	EXPECT_EQ(2, ev[0].key);
@@ -207,12 +194,12 @@ TEST_F(clock, boottime_absolute)
 	EXPECT_EQ(d1, ev[1].deadline_ns);
 	EXPECT_TRUE(fired_on(&ev[1], CLOCK_BOOTTIME));
 	/* MODIFY keeps the clock, and must name it. */
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 3, 100000 * MS, 0,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 3, 100000 * MS, 0,
 				  TWHEEL_ARM_BOOTTIME));
 	d1 = clock_ns(CLOCK_BOOTTIME) + 50 * MS;
-	EXPECT_EQ(-EINVAL, tw_modify(self->fd, 3, d1, TWHEEL_ARM_ABS));
-	ASSERT_EQ(0, tw_modify(self->fd, 3, d1,
-			       TWHEEL_ARM_ABS | TWHEEL_ARM_BOOTTIME));
+	EXPECT_EQ(-EINVAL, twl_modify(&self->tw, 3, d1, TWHEEL_ARM_ABS));
+	ASSERT_EQ(0, twl_modify(&self->tw, 3, d1,
+				TWHEEL_ARM_ABS | TWHEEL_ARM_BOOTTIME));
 	ASSERT_EQ(1, read_ev(self, ev, 1, 5000));
 	EXPECT_EQ(3, ev[0].key);
 	EXPECT_EQ(d1, ev[0].deadline_ns);
@@ -222,10 +209,11 @@ TEST_F(clock, boottime_absolute)
 #define TIMENS_BOOT_S	(100 * 86400L)	/* 100 days of "suspend" */
 
 /* In the namespace: exit with the number of the first failed check. */
-static int timens_boot_child(int pfd)
+static int timens_boot_child(const struct twl *ptw)
 {
 	__u64 boot = clock_ns(CLOCK_BOOTTIME), mono = clock_ns(CLOCK_MONOTONIC);
-	int fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
+	struct twl tw;
+	int err = twl_open(&tw, O_CLOEXEC);
 	struct twheel_event ev[1];
 	struct twheel_query q;
 	__u64 d, before, after;
@@ -233,21 +221,21 @@ static int timens_boot_child(int pfd)
 	/* The namespace's boottime is ahead: otherwise the test is moot. */
 	if (boot < mono + (TIMENS_BOOT_S - 1) * NS)
 		return 10;
-	if (fd < 0)
+	if (err)
 		return 9;
 	/* Absolute, 200 ms ahead in the namespace's boottime. */
 	d = boot + 200 * MS;
-	if (tw_arm_flags(fd, 1, d, 0, TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_ABS))
+	if (tw_arm_flags(&tw, 1, d, 0, TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_ABS))
 		return 11;
-	if (tw_query(fd, 1, &q) || q.deadline_ns != d ||
+	if (twl_query(&tw, 1, &q) || q.deadline_ns != d ||
 	    q.remaining_ns > 200 * MS || !q.remaining_ns)
 		return 12;
 	/* Relative, 100 ms: reported in the namespace's boottime. */
 	before = clock_ns(CLOCK_BOOTTIME);
-	if (tw_arm_flags(fd, 2, 100 * MS, 0, TWHEEL_ARM_BOOTTIME))
+	if (tw_arm_flags(&tw, 2, 100 * MS, 0, TWHEEL_ARM_BOOTTIME))
 		return 13;
 	after = clock_ns(CLOCK_BOOTTIME);
-	if (tw_read_n(fd, ev, 1, 5000) != 1 || ev[0].key != 2)
+	if (tw_read_n(&tw, ev, 1, 5000) != 1 || ev[0].key != 2)
 		return 14;
 	if (ev[0].deadline_ns < before + 100 * MS ||
 	    ev[0].deadline_ns > after + 100 * MS)
@@ -255,27 +243,27 @@ static int timens_boot_child(int pfd)
 	if (!fired_on(&ev[0], CLOCK_BOOTTIME))
 		return 16;
 	/* Key 1 fires 200 ms later, not 100 days later, and not early. */
-	if (tw_read_n(fd, ev, 1, 5000) != 1 || ev[0].key != 1 ||
+	if (tw_read_n(&tw, ev, 1, 5000) != 1 || ev[0].key != 1 ||
 	    ev[0].deadline_ns != d || !fired_on(&ev[0], CLOCK_BOOTTIME))
 		return 17;
 	/* A CLOCK_MONOTONIC timer of the namespace has no boottime offset. */
 	d = clock_ns(CLOCK_MONOTONIC) + 50 * MS;
-	if (tw_arm_flags(fd, 3, d, 0, TWHEEL_ARM_ABS))
+	if (tw_arm_flags(&tw, 3, d, 0, TWHEEL_ARM_ABS))
 		return 18;
-	if (tw_read_n(fd, ev, 1, 5000) != 1 || ev[0].key != 3 ||
+	if (tw_read_n(&tw, ev, 1, 5000) != 1 || ev[0].key != 3 ||
 	    ev[0].deadline_ns != d || !fired_on(&ev[0], CLOCK_MONOTONIC))
 		return 19;
 	/* A boottime before the namespace's offset: long past, at once. */
-	if (tw_arm_flags(fd, 4, NS, 0, TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_ABS))
+	if (tw_arm_flags(&tw, 4, NS, 0, TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_ABS))
 		return 20;
-	if (tw_read_n(fd, ev, 1, 5000) != 1 || ev[0].key != 4 ||
+	if (tw_read_n(&tw, ev, 1, 5000) != 1 || ev[0].key != 4 ||
 	    ev[0].deadline_ns != TIMENS_BOOT_S * NS)
 		return 21;
 	/* Left for the parent: key 5, 10 s ahead in the namespace. */
-	if (tw_arm_flags(pfd, 5, clock_ns(CLOCK_BOOTTIME) + 10000 * MS, 0,
+	if (tw_arm_flags(ptw, 5, clock_ns(CLOCK_BOOTTIME) + 10000 * MS, 0,
 			 TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_ABS))
 		return 22;
-	close(fd);
+	twl_close(&tw);
 	return 0;
 }
 
@@ -297,14 +285,14 @@ TEST_F(clock, boottime_timens_offset)
 		SKIP(return, "may not create a time namespace");
 	ASSERT_LE(0, pid);
 	if (!pid)
-		_exit(timens_boot_child(self->fd));
+		_exit(timens_boot_child(&self->tw));
 	ASSERT_EQ(pid, waitpid(pid, &wst, 0));
 	ASSERT_TRUE(WIFEXITED(wst));
 	EXPECT_EQ(0, WEXITSTATUS(wst));
-	ASSERT_EQ(0, tw_query(self->fd, 5, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 5, &q));
 	EXPECT_LT(before + 9000 * MS, q.deadline_ns);
 	EXPECT_GT(clock_ns(CLOCK_BOOTTIME) + 10000 * MS, q.deadline_ns);
-	EXPECT_EQ(0, tw_cancel(self->fd, 5));
+	EXPECT_EQ(0, twl_cancel(&self->tw, 5));
 }
 
 /* Write @val to the sysfs file @path: 0 or -errno. */
@@ -362,9 +350,9 @@ TEST_F(clock, boottime_suspend_resume)
 
 	b0 = clock_ns(CLOCK_BOOTTIME);
 	m0 = clock_ns(CLOCK_MONOTONIC);
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, b0 + 3000 * MS, 0,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 1, b0 + 3000 * MS, 0,
 				  TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_ABS));
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 2, m0 + 3000 * MS, 0,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 2, m0 + 3000 * MS, 0,
 				  TWHEEL_ARM_ABS));
 	/* An alarm left over would wake us at once, or never. */
 	sysfs_write(WAKEALARM, "0");
@@ -376,8 +364,8 @@ TEST_F(clock, boottime_suspend_resume)
 	fprintf(stderr, "# suspended: boottime +%llu ms, monotonic +%llu ms\n",
 		(b1 - b0) / MS, (m1 - m0) / MS);
 	if (ret || b1 - b0 < m1 - m0 + 3500 * MS || m1 - m0 > 2500 * MS) {
-		tw_cancel(self->fd, 1);
-		tw_cancel(self->fd, 2);
+		twl_cancel(&self->tw, 1);
+		twl_cancel(&self->tw, 2);
 		if (ret)
 			SKIP(return, "suspend failed: %s", strerror(-ret));
 		SKIP(return, "no suspend of 3.5 s counted in CLOCK_BOOTTIME");
@@ -402,13 +390,13 @@ TEST_F(clock, realtime_absolute_and_relative)
 	struct twheel_event ev[2];
 	struct twheel_query q;
 
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, d, 0,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 1, d, 0,
 				  TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS));
 	before = clock_ns(CLOCK_REALTIME);
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 2, 50 * MS, 0,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 2, 50 * MS, 0,
 				  TWHEEL_ARM_REALTIME));
 	after = clock_ns(CLOCK_REALTIME);
-	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 1, &q));
 	EXPECT_EQ(d, q.deadline_ns);
 	EXPECT_GE(150 * MS, q.remaining_ns);
 	ASSERT_EQ(2, read_ev(self, ev, 2, 5000));
@@ -434,9 +422,9 @@ TEST_F(clock, realtime_set_forward_fires)
 	if (geteuid())
 		SKIP(return, "may not set CLOCK_REALTIME (not root)");
 
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, d, 0,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 1, d, 0,
 				  TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS));
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 2, 10000 * MS, 0,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 2, 10000 * MS, 0,
 				  TWHEEL_ARM_REALTIME));
 	t0 = tw_now();
 	ASSERT_EQ(0, step(self, 20000 * MS));
@@ -467,9 +455,9 @@ TEST_F(clock, realtime_set_forward_past_boot)
 		SKIP(return, "may not set CLOCK_REALTIME (not root)");
 
 	d0 = clock_ns(CLOCK_REALTIME) + 1000 * MS;
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, d, 0,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 1, d, 0,
 				  TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS));
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 2, d0, 1000 * MS,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 2, d0, 1000 * MS,
 				  TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS));
 	jump = clock_ns(CLOCK_MONOTONIC) + 60000 * MS;
 	ASSERT_EQ(0, step(self, jump));
@@ -500,7 +488,7 @@ TEST_F(clock, realtime_set_forward_past_boot)
 	EXPECT_EQ(d0 + (n + 1) * 1000 * MS, ev[0].deadline_ns);
 	EXPECT_EQ(0, ev[0].overruns);
 	EXPECT_TRUE(fired_on(&ev[0], CLOCK_REALTIME));
-	EXPECT_EQ(0, tw_cancel(self->fd, 2));
+	EXPECT_EQ(0, twl_cancel(&self->tw, 2));
 }
 
 /*
@@ -515,18 +503,18 @@ TEST_F(clock, realtime_set_back_not_early)
 	if (geteuid())
 		SKIP(return, "may not set CLOCK_REALTIME (not root)");
 
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, 200 * MS, 0,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 1, 200 * MS, 0,
 				  TWHEEL_ARM_REALTIME));
-	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 1, &q));
 	ASSERT_EQ(0, step(self, -10000LL * MS));
 	/* The sentinel only (and it is read again by the teardown). */
-	ASSERT_EQ(0, tw_arm(self->fd, 2, 2, 1000 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 2, 2, 1000 * MS, 0, 0, 0));
 	ASSERT_EQ(1, read_ev(self, ev, 1, 5000));
 	EXPECT_EQ(2, ev[0].key);
 	/* Not yet: the wall clock has about 9 s to go. */
 	ASSERT_TRUE(clock_ns(CLOCK_REALTIME) + 4000 * MS < q.deadline_ns);
 	EXPECT_EQ(0, read_ev(self, ev, 1, 1500));
-	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 1, &q));
 	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
 	EXPECT_LT(1000 * MS, q.remaining_ns);
 	ASSERT_EQ(1, read_ev(self, ev, 1, 15000));
@@ -551,7 +539,7 @@ TEST_F(clock, realtime_periodic_counts_set)
 		SKIP(return, "may not set CLOCK_REALTIME (not root)");
 
 	d0 = clock_ns(CLOCK_REALTIME) + 200 * MS;
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, d0, 200 * MS,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 1, d0, 200 * MS,
 				  TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS));
 	ASSERT_EQ(1, read_ev(self, ev, 1, 5000));
 	ASSERT_EQ(1, ev[0].key);
@@ -575,7 +563,7 @@ TEST_F(clock, realtime_periodic_counts_set)
 	/* At once, not period by period through the 2 s. */
 	EXPECT_GE(3, n);
 	EXPECT_LE(r1 - 200 * MS, prev);
-	EXPECT_EQ(0, tw_cancel(self->fd, 1));
+	EXPECT_EQ(0, twl_cancel(&self->tw, 1));
 }
 
 /*
@@ -593,13 +581,13 @@ TEST_F(clock, cancel_on_set_forward)
 	if (geteuid())
 		SKIP(return, "may not set CLOCK_REALTIME (not root)");
 
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, d, 0, TWHEEL_ARM_REALTIME |
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 1, d, 0, TWHEEL_ARM_REALTIME |
 				  TWHEEL_ARM_ABS | TWHEEL_ARM_CANCEL_ON_SET));
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 2, d, 0,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 2, d, 0,
 				  TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS));
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 3, 3600 * NS, 0,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 3, 3600 * NS, 0,
 				  TWHEEL_ARM_BOOTTIME));
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 4, 3600 * NS, 0, 0));
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 4, 3600 * NS, 0, 0));
 	t0 = tw_now();
 	ASSERT_EQ(0, step(self, 1000 * MS));
 	ASSERT_EQ(1, read_ev(self, ev, 1, 5000));
@@ -612,23 +600,23 @@ TEST_F(clock, cancel_on_set_forward)
 	/* When it was cancelled: after the set. */
 	EXPECT_LE(clock_ns(CLOCK_REALTIME) - LATE_MAX, ev[0].fire_ns);
 	EXPECT_GE(clock_ns(CLOCK_REALTIME), ev[0].fire_ns);
-	EXPECT_EQ(-ENOENT, tw_query(self->fd, 1, &q));
+	EXPECT_EQ(-ENOENT, twl_query(&self->tw, 1, &q));
 	/* The others are pending, at their deadlines. */
-	ASSERT_EQ(0, tw_query(self->fd, 2, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 2, &q));
 	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
 	EXPECT_EQ(d, q.deadline_ns);
 	EXPECT_GT(3600 * NS - 500 * MS, q.remaining_ns);
-	ASSERT_EQ(0, tw_query(self->fd, 3, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 3, &q));
 	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
-	ASSERT_EQ(0, tw_query(self->fd, 4, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 4, &q));
 	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
-	EXPECT_EQ(0, tw_cancel(self->fd, 2));
-	EXPECT_EQ(0, tw_cancel(self->fd, 3));
-	EXPECT_EQ(0, tw_cancel(self->fd, 4));
+	EXPECT_EQ(0, twl_cancel(&self->tw, 2));
+	EXPECT_EQ(0, twl_cancel(&self->tw, 3));
+	EXPECT_EQ(0, twl_cancel(&self->tw, 4));
 	/* The key is free. */
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, d, 0, TWHEEL_ARM_REALTIME |
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 1, d, 0, TWHEEL_ARM_REALTIME |
 				  TWHEEL_ARM_ABS | TWHEEL_ARM_CANCEL_ON_SET));
-	EXPECT_EQ(0, tw_cancel(self->fd, 1));
+	EXPECT_EQ(0, twl_cancel(&self->tw, 1));
 }
 
 /*
@@ -645,16 +633,16 @@ TEST_F(clock, cancel_on_set_keeps_waiting_event)
 	if (geteuid())
 		SKIP(return, "may not set CLOCK_REALTIME (not root)");
 
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, d, 50 * MS,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 1, d, 50 * MS,
 				  TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS |
 				  TWHEEL_ARM_CANCEL_ON_SET));
 	/* Unread for a few periods. */
 	tw_sleep_ms(300);
-	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 1, &q));
 	EXPECT_EQ(TWHEEL_STATE_PENDING | TWHEEL_STATE_QUEUED, q.state);
 	ASSERT_EQ(0, step(self, -2000LL * MS));
 	tw_sleep_ms(200);
-	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 1, &q));
 	EXPECT_EQ(TWHEEL_STATE_QUEUED | TWHEEL_STATE_DONE, q.state);
 	ASSERT_EQ(1, read_ev(self, ev, 1, 5000));
 	EXPECT_EQ(1, ev[0].key);
@@ -662,7 +650,7 @@ TEST_F(clock, cancel_on_set_keeps_waiting_event)
 	EXPECT_EQ(q.overruns, ev[0].overruns);
 	EXPECT_LE(3, ev[0].overruns);
 	EXPECT_EQ(0, (ev[0].deadline_ns - d) % (50 * MS));
-	EXPECT_EQ(-ENOENT, tw_query(self->fd, 1, &q));
+	EXPECT_EQ(-ENOENT, twl_query(&self->tw, 1, &q));
 	EXPECT_EQ(0, read_ev(self, ev, 1, 200));
 }
 
@@ -681,54 +669,48 @@ TEST_F(clock, clock_flags_einval)
 	__u64 far = clock_ns(CLOCK_REALTIME) + 3600 * NS;
 	struct twheel_arm a[2];
 	__s32 status[2] = { 1, 1 };
-	struct twheel_arm_batch b = {
-		.size = sizeof(b), .entries = (uintptr_t)a,
-		.status = (uintptr_t)status, .count = 2,
-		.entry_size = sizeof(a[0]),
-	};
 	struct twheel_query q;
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		EXPECT_EQ(-EINVAL, tw_arm_flags(self->fd, 1, far, 0, bad[i]));
-		EXPECT_EQ(-ENOENT, tw_query(self->fd, 1, &q));
+		EXPECT_EQ(-EINVAL, tw_arm_flags(&self->tw, 1, far, 0, bad[i]));
+		EXPECT_EQ(-ENOENT, twl_query(&self->tw, 1, &q));
 	}
 	/* REPLACE with bad flags leaves the timer as it was. */
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, far, 0,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 1, far, 0,
 				  TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS));
-	EXPECT_EQ(-EINVAL, tw_arm_flags(self->fd, 1, 10 * MS, 0,
+	EXPECT_EQ(-EINVAL, tw_arm_flags(&self->tw, 1, 10 * MS, 0,
 					TWHEEL_ARM_REPLACE |
 					TWHEEL_ARM_CANCEL_ON_SET));
-	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 1, &q));
 	EXPECT_EQ(far, q.deadline_ns);
 	/* MODIFY names the timer's clock, and no cancel-on-set. */
-	EXPECT_EQ(-EINVAL, tw_modify(self->fd, 1, 10 * MS, 0));
-	EXPECT_EQ(-EINVAL, tw_modify(self->fd, 1, 10 * MS,
-				     TWHEEL_ARM_BOOTTIME));
-	EXPECT_EQ(-EINVAL, tw_modify(self->fd, 1, far, TWHEEL_ARM_REALTIME |
+	EXPECT_EQ(-EINVAL, twl_modify(&self->tw, 1, 10 * MS, 0));
+	EXPECT_EQ(-EINVAL, twl_modify(&self->tw, 1, 10 * MS,
+				      TWHEEL_ARM_BOOTTIME));
+	EXPECT_EQ(-EINVAL, twl_modify(&self->tw, 1, far, TWHEEL_ARM_REALTIME |
 				     TWHEEL_ARM_ABS |
 				     TWHEEL_ARM_CANCEL_ON_SET));
-	EXPECT_EQ(-EINVAL, tw_modify(self->fd, 1, 10 * MS,
-				     TWHEEL_ARM_REALTIME |
+	EXPECT_EQ(-EINVAL, twl_modify(&self->tw, 1, 10 * MS,
+				      TWHEEL_ARM_REALTIME |
 				     TWHEEL_ARM_BOOTTIME));
-	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 1, &q));
 	EXPECT_EQ(far, q.deadline_ns);
 	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
-	ASSERT_EQ(0, tw_modify(self->fd, 1, far + NS,
-			       TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS));
-	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	ASSERT_EQ(0, twl_modify(&self->tw, 1, far + NS,
+				TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS));
+	ASSERT_EQ(0, twl_query(&self->tw, 1, &q));
 	EXPECT_EQ(far + NS, q.deadline_ns);
-	EXPECT_EQ(0, tw_cancel(self->fd, 1));
+	EXPECT_EQ(0, twl_cancel(&self->tw, 1));
 	/* In a batch: the bad entry fails alone. */
-	a[0] = tw_arm_rel(1, 1, 3600 * NS);
-	a[0].flags = TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_REALTIME;
-	a[1] = tw_arm_rel(2, 2, 3600 * NS);
-	a[1].flags = TWHEEL_ARM_BOOTTIME;
-	EXPECT_EQ(1, tw_ioctl_ret(self->fd, TWHEEL_IOC_ARM_BATCH, &b));
+	a[0] = twl_arm_entry(1, 1, 3600 * NS, 0, 0,
+			     TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_REALTIME);
+	a[1] = twl_arm_entry(2, 2, 3600 * NS, 0, 0, TWHEEL_ARM_BOOTTIME);
+	EXPECT_EQ(1, twl_arm_batch(&self->tw, a, 2, status));
 	EXPECT_EQ(-EINVAL, status[0]);
 	EXPECT_EQ(0, status[1]);
-	EXPECT_EQ(-ENOENT, tw_query(self->fd, 1, &q));
-	EXPECT_EQ(0, tw_cancel(self->fd, 2));
+	EXPECT_EQ(-ENOENT, twl_query(&self->tw, 1, &q));
+	EXPECT_EQ(0, twl_cancel(&self->tw, 2));
 }
 
 /*
@@ -742,22 +724,17 @@ TEST_F(clock, replace_changes_clock)
 	struct twheel_event ev[3];
 	struct twheel_arm a[4];
 	__s32 status[4] = { 1, 1, 1, 1 };
-	struct twheel_arm_batch b = {
-		.size = sizeof(b), .entries = (uintptr_t)a,
-		.status = (uintptr_t)status, .count = 4,
-		.entry_size = sizeof(a[0]),
-	};
 	struct twheel_query q;
 	int i;
 
 	/* A periodic monotonic timer with an event waiting. */
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, 10 * MS, 10 * MS, 0));
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 1, 10 * MS, 10 * MS, 0));
 	usleep(100 * 1000);
-	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 1, &q));
 	EXPECT_TRUE(q.state & TWHEEL_STATE_QUEUED);
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 1, 150 * MS, 0,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 1, 150 * MS, 0,
 				  TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_REPLACE));
-	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 1, &q));
 	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
 	EXPECT_LT(clock_ns(CLOCK_BOOTTIME), q.deadline_ns);
 	ASSERT_EQ(1, read_ev(self, ev, 1, 5000));
@@ -768,15 +745,15 @@ TEST_F(clock, replace_changes_clock)
 	EXPECT_TRUE(fired_on(&ev[0], CLOCK_BOOTTIME));
 
 	/* In a batch: a found timer and a timer the batch made move. */
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 2, 3600 * NS, 0, 0));
-	a[0] = tw_arm_rel(2, 20, 3600 * NS);
-	a[0].flags = TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_REPLACE;
-	a[1] = tw_arm_rel(2, 21, 100 * MS);
-	a[1].flags = TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_REPLACE;
-	a[2] = tw_arm_rel(3, 30, 3600 * NS);
-	a[3] = tw_arm_rel(3, 31, 120 * MS);
-	a[3].flags = TWHEEL_ARM_REALTIME | TWHEEL_ARM_REPLACE;
-	EXPECT_EQ(4, tw_ioctl_ret(self->fd, TWHEEL_IOC_ARM_BATCH, &b));
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 2, 3600 * NS, 0, 0));
+	a[0] = twl_arm_entry(2, 20, 3600 * NS, 0, 0,
+			     TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_REPLACE);
+	a[1] = twl_arm_entry(2, 21, 100 * MS, 0, 0,
+			     TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_REPLACE);
+	a[2] = twl_arm_entry(3, 30, 3600 * NS, 0, 0, 0);
+	a[3] = twl_arm_entry(3, 31, 120 * MS, 0, 0,
+			     TWHEEL_ARM_REALTIME | TWHEEL_ARM_REPLACE);
+	EXPECT_EQ(4, twl_arm_batch(&self->tw, a, 4, status));
 	for (i = 0; i < 4; i++)
 		EXPECT_EQ(0, status[i]);
 	ASSERT_EQ(2, read_ev(self, ev, 2, 5000));
@@ -794,9 +771,9 @@ TEST_F(clock, replace_changes_clock)
 	EXPECT_TRUE(fired_on(&ev[1], CLOCK_REALTIME));
 
 	/* And back to CLOCK_MONOTONIC. */
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 4, 3600 * NS, 0,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 4, 3600 * NS, 0,
 				  TWHEEL_ARM_REALTIME));
-	ASSERT_EQ(0, tw_arm_flags(self->fd, 4, 50 * MS, 0,
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 4, 50 * MS, 0,
 				  TWHEEL_ARM_REPLACE));
 	ASSERT_EQ(1, read_ev(self, ev, 1, 5000));
 	EXPECT_EQ(4, ev[0].key);

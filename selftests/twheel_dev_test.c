@@ -12,33 +12,32 @@
 #include "kselftest_harness.h"
 
 FIXTURE(dev) {
-	int fd;
-	struct twheel_version v;
+	struct twl tw;
 };
 
 FIXTURE_SETUP(dev)
 {
-	self->fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, tw_version(self->fd, &self->v));
+	ASSERT_EQ(0, twl_open(&self->tw, O_CLOEXEC));
 }
 
 FIXTURE_TEARDOWN(dev)
 {
-	close(self->fd);
+	twl_close(&self->tw);
 }
 
 TEST_F(dev, version)
 {
-	EXPECT_EQ(TWHEEL_API, self->v.api);
-	EXPECT_EQ(sizeof(struct twheel_event), self->v.event_size);
-	EXPECT_LT(0, self->v.tick_ns);
-	EXPECT_EQ(self->v.tick_ns, self->v.min_period_ns);
-	EXPECT_LT(0, self->v.max_timers);
-	EXPECT_NE(0, self->v.features & TWHEEL_FEATURE_BATCH);
+	const struct twheel_version *v = &self->tw.version;
+
+	EXPECT_EQ(TWHEEL_API, v->api);
+	EXPECT_EQ(sizeof(struct twheel_event), v->event_size);
+	EXPECT_LT(0, v->tick_ns);
+	EXPECT_EQ(v->tick_ns, v->min_period_ns);
+	EXPECT_LT(0, v->max_timers);
+	EXPECT_NE(0, v->features & TWHEEL_FEATURE_BATCH);
 	TH_LOG("tick %llu ns, %u timers per file, %u per user",
-	       (unsigned long long)self->v.tick_ns, self->v.max_timers,
-	       self->v.max_user_timers);
+	       (unsigned long long)v->tick_ns, v->max_timers,
+	       v->max_user_timers);
 }
 
 /* One-shot: key, data, deadline and kernel lateness; then the key is free. */
@@ -49,20 +48,20 @@ TEST_F(dev, arm_fire_read)
 	__u64 before, after;
 
 	before = tw_now();
-	ASSERT_EQ(0, tw_arm(self->fd, 42, 0xdeadbeef, 20 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 42, 0xdeadbeef, 20 * MS, 0, 0, 0));
 	after = tw_now();
-	ASSERT_EQ(sizeof(ev), read(self->fd, &ev, sizeof(ev)));
+	ASSERT_EQ(1, twl_read(&self->tw, &ev, 1));
 	EXPECT_LE(ev.deadline_ns, tw_now());
 	EXPECT_EQ(42, ev.key);
 	EXPECT_EQ(0xdeadbeef, ev.data);
 	EXPECT_LE(before + 20 * MS, ev.deadline_ns);
 	EXPECT_GE(after + 20 * MS, ev.deadline_ns);
-	EXPECT_TRUE(tw_late_ok(&ev, self->v.tick_ns));
+	EXPECT_TRUE(tw_late_ok(&ev, self->tw.version.tick_ns));
 	EXPECT_EQ(0, ev.overruns);
 	EXPECT_EQ(TWHEEL_EVENT_LAST, ev.flags);
 	TH_LOG("late %llu us", (unsigned long long)(ev.fire_ns - ev.deadline_ns) / 1000);
-	EXPECT_EQ(-ENOENT, tw_query(self->fd, 42, &q));
-	EXPECT_EQ(0, tw_arm(self->fd, 42, 1, 0, 0, 0, 0));
+	EXPECT_EQ(-ENOENT, twl_query(&self->tw, 42, &q));
+	EXPECT_EQ(0, twl_arm(&self->tw, 42, 1, 0, 0, 0, 0));
 }
 
 TEST_F(dev, absolute_deadline)
@@ -70,18 +69,18 @@ TEST_F(dev, absolute_deadline)
 	__u64 deadline = tw_now() + 30 * MS;
 	struct twheel_event ev;
 
-	ASSERT_EQ(0, tw_arm(self->fd, 1, 2, deadline, 0, 0, TWHEEL_ARM_ABS));
-	ASSERT_EQ(1, tw_read_n(self->fd, &ev, 1, 5000));
+	ASSERT_EQ(0, twl_arm(&self->tw, 1, 2, deadline, 0, 0, TWHEEL_ARM_ABS));
+	ASSERT_EQ(1, tw_read_n(&self->tw, &ev, 1, 5000));
 	EXPECT_EQ(deadline, ev.deadline_ns);
-	EXPECT_TRUE(tw_late_ok(&ev, self->v.tick_ns));
+	EXPECT_TRUE(tw_late_ok(&ev, self->tw.version.tick_ns));
 }
 
 TEST_F(dev, past_deadline_fires_at_once)
 {
 	struct twheel_event ev;
 
-	ASSERT_EQ(0, tw_arm(self->fd, 1, 2, 1, 0, 0, TWHEEL_ARM_ABS));
-	ASSERT_EQ(1, tw_read_n(self->fd, &ev, 1, 5000));
+	ASSERT_EQ(0, twl_arm(&self->tw, 1, 2, 1, 0, 0, TWHEEL_ARM_ABS));
+	ASSERT_EQ(1, tw_read_n(&self->tw, &ev, 1, 5000));
 	EXPECT_EQ(1, ev.key);
 	EXPECT_LE(ev.deadline_ns, ev.fire_ns);
 }
@@ -89,18 +88,19 @@ TEST_F(dev, past_deadline_fires_at_once)
 /* Periodic with count N: N expiries in all, the last one flagged. */
 TEST_F(dev, periodic_count)
 {
-	const __u64 period = 10 * MS > self->v.tick_ns ? 10 * MS : self->v.tick_ns;
+	const __u64 tick = self->tw.version.tick_ns;
+	const __u64 period = 10 * MS > tick ? 10 * MS : tick;
 	struct twheel_event ev[8];
 	unsigned int expiries = 0, events = 0, last = 0;
 	__u64 prev = 0;
 	int i, n;
 
-	ASSERT_EQ(0, tw_arm(self->fd, 7, 70, period, period, 5, 0));
-	while (!last && (n = tw_read_n(self->fd, ev, 1, 5000)) > 0) {
+	ASSERT_EQ(0, twl_arm(&self->tw, 7, 70, period, period, 5, 0));
+	while (!last && (n = tw_read_n(&self->tw, ev, 1, 5000)) > 0) {
 		for (i = 0; i < n; i++) {
 			EXPECT_EQ(7, ev[i].key);
 			EXPECT_EQ(70, ev[i].data);
-			EXPECT_TRUE(tw_late_ok(&ev[i], self->v.tick_ns));
+			EXPECT_TRUE(tw_late_ok(&ev[i], self->tw.version.tick_ns));
 			EXPECT_LT(prev, ev[i].deadline_ns);
 			prev = ev[i].deadline_ns;
 			expiries += 1 + ev[i].overruns;
@@ -113,53 +113,50 @@ TEST_F(dev, periodic_count)
 	EXPECT_TRUE(last);
 	EXPECT_EQ(5, expiries);
 	TH_LOG("%u events for 5 expiries", events);
-	EXPECT_TRUE(tw_quiet_for(self->fd, 50));
-	EXPECT_EQ(0, tw_arm(self->fd, 7, 0, 0, 0, 0, 0));
+	EXPECT_TRUE(tw_quiet_for(&self->tw, 50));
+	EXPECT_EQ(0, twl_arm(&self->tw, 7, 0, 0, 0, 0, 0));
 }
 
 TEST_F(dev, cancel_before_fire)
 {
 	struct twheel_query q;
 
-	ASSERT_EQ(0, tw_arm(self->fd, 3, 0, 50 * MS, 0, 0, 0));
-	ASSERT_EQ(0, tw_cancel(self->fd, 3));
-	EXPECT_EQ(-ENOENT, tw_cancel(self->fd, 3));
-	EXPECT_EQ(-ENOENT, tw_query(self->fd, 3, &q));
-	EXPECT_TRUE(tw_quiet_for(self->fd, 150));
+	ASSERT_EQ(0, twl_arm(&self->tw, 3, 0, 50 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_cancel(&self->tw, 3));
+	EXPECT_EQ(-ENOENT, twl_cancel(&self->tw, 3));
+	EXPECT_EQ(-ENOENT, twl_query(&self->tw, 3, &q));
+	EXPECT_TRUE(tw_quiet_for(&self->tw, 150));
 }
 
 /* Cancelling a fired timer whose event is unread discards the event. */
 TEST_F(dev, cancel_discards_event)
 {
-	ASSERT_EQ(0, tw_arm(self->fd, 3, 0, 0, 0, 0, 0));
-	ASSERT_FALSE(tw_quiet_for(self->fd, 5000));
-	ASSERT_EQ(0, tw_cancel(self->fd, 3));
-	EXPECT_TRUE(tw_quiet_for(self->fd, 0));
-	EXPECT_EQ(0, tw_fdinfo(self->fd, "queued"));
+	ASSERT_EQ(0, twl_arm(&self->tw, 3, 0, 0, 0, 0, 0));
+	ASSERT_FALSE(tw_quiet_for(&self->tw, 5000));
+	ASSERT_EQ(0, twl_cancel(&self->tw, 3));
+	EXPECT_TRUE(tw_quiet_for(&self->tw, 0));
+	EXPECT_EQ(0, tw_fdinfo(self->tw.fd, "queued"));
 }
 
 TEST_F(dev, modify_moves_fire)
 {
-	struct twheel_modify m = { .size = sizeof(m), .key = 9,
-				   .flags = TWHEEL_ARM_ABS };
 	struct twheel_event ev;
 	struct twheel_query q;
+	__u64 deadline;
 
 	/* Earlier: 10 s becomes 30 ms. */
-	ASSERT_EQ(0, tw_arm(self->fd, 9, 0, 10000 * MS, 0, 0, 0));
-	m.expiry_ns = tw_now() + 30 * MS;
-	ASSERT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_MODIFY, &m));
-	ASSERT_EQ(1, tw_read_n(self->fd, &ev, 1, 5000));
-	EXPECT_EQ(m.expiry_ns, ev.deadline_ns);
-	EXPECT_TRUE(tw_late_ok(&ev, self->v.tick_ns));
+	ASSERT_EQ(0, twl_arm(&self->tw, 9, 0, 10000 * MS, 0, 0, 0));
+	deadline = tw_now() + 30 * MS;
+	ASSERT_EQ(0, twl_modify(&self->tw, 9, deadline, TWHEEL_ARM_ABS));
+	ASSERT_EQ(1, tw_read_n(&self->tw, &ev, 1, 5000));
+	EXPECT_EQ(deadline, ev.deadline_ns);
+	EXPECT_TRUE(tw_late_ok(&ev, self->tw.version.tick_ns));
 
 	/* Later: 200 ms becomes 10 s. */
-	ASSERT_EQ(0, tw_arm(self->fd, 9, 0, 200 * MS, 0, 0, 0));
-	m.flags = 0;
-	m.expiry_ns = 10000 * MS;
-	ASSERT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_MODIFY, &m));
-	EXPECT_TRUE(tw_quiet_for(self->fd, 400));
-	ASSERT_EQ(0, tw_query(self->fd, 9, &q));
+	ASSERT_EQ(0, twl_arm(&self->tw, 9, 0, 200 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_modify(&self->tw, 9, 10000 * MS, 0));
+	EXPECT_TRUE(tw_quiet_for(&self->tw, 400));
+	ASSERT_EQ(0, twl_query(&self->tw, 9, &q));
 	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
 	EXPECT_LT(9000 * MS, q.remaining_ns);
 }
@@ -168,16 +165,16 @@ TEST_F(dev, modify_period)
 {
 	struct twheel_modify m = {
 		.size = sizeof(m), .key = 4, .flags = TWHEEL_MODIFY_PERIOD,
-		.expiry_ns = 20 * MS, .period_ns = self->v.tick_ns * 5,
+		.expiry_ns = 20 * MS, .period_ns = self->tw.version.tick_ns * 5,
 		.count = 3,
 	};
 	struct twheel_event ev[3];
 	unsigned int expiries = 0;
 	int i, n;
 
-	ASSERT_EQ(0, tw_arm(self->fd, 4, 0, 10000 * MS, 0, 0, 0));
-	ASSERT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_MODIFY, &m));
-	n = tw_read_n(self->fd, ev, 3, 5000);
+	ASSERT_EQ(0, twl_arm(&self->tw, 4, 0, 10000 * MS, 0, 0, 0));
+	ASSERT_EQ(0, tw_ioctl(self->tw.fd, TWHEEL_IOC_MODIFY, &m));
+	n = tw_read_n(&self->tw, ev, 3, 5000);
 	for (i = 0; i < n; i++)
 		expiries += 1 + ev[i].overruns;
 	ASSERT_LT(0, n);
@@ -188,19 +185,17 @@ TEST_F(dev, modify_period)
 /* A fired one-shot cannot be moved: -ENOENT; its event stays readable. */
 TEST_F(dev, modify_fired)
 {
-	struct twheel_modify m = { .size = sizeof(m), .key = 5,
-				   .expiry_ns = 10 * MS };
 	struct twheel_event ev;
 	struct twheel_query q;
 
-	ASSERT_EQ(0, tw_arm(self->fd, 5, 0, 0, 0, 0, 0));
-	ASSERT_FALSE(tw_quiet_for(self->fd, 5000));
-	EXPECT_EQ(-ENOENT, tw_ioctl(self->fd, TWHEEL_IOC_MODIFY, &m));
-	ASSERT_EQ(0, tw_query(self->fd, 5, &q));
+	ASSERT_EQ(0, twl_arm(&self->tw, 5, 0, 0, 0, 0, 0));
+	ASSERT_FALSE(tw_quiet_for(&self->tw, 5000));
+	EXPECT_EQ(-ENOENT, twl_modify(&self->tw, 5, 10 * MS, 0));
+	ASSERT_EQ(0, twl_query(&self->tw, 5, &q));
 	EXPECT_EQ(TWHEEL_STATE_QUEUED | TWHEEL_STATE_DONE, q.state);
 	EXPECT_EQ(0, q.fires_left);
-	ASSERT_EQ(sizeof(ev), read(self->fd, &ev, sizeof(ev)));
-	EXPECT_EQ(-ENOENT, tw_query(self->fd, 5, &q));
+	ASSERT_EQ(1, twl_read(&self->tw, &ev, 1));
+	EXPECT_EQ(-ENOENT, twl_query(&self->tw, 5, &q));
 }
 
 TEST_F(dev, query)
@@ -208,12 +203,12 @@ TEST_F(dev, query)
 	struct twheel_query q;
 	__u64 now;
 
-	ASSERT_EQ(0, tw_arm(self->fd, 1, 11, 100 * MS, 0, 0, 0));
-	ASSERT_EQ(0, tw_arm(self->fd, 2, 22, 100 * MS, 100 * MS, 0, 0));
-	ASSERT_EQ(0, tw_arm(self->fd, 3, 33, 100 * MS, 100 * MS, 3, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 1, 11, 100 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 2, 22, 100 * MS, 100 * MS, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 3, 33, 100 * MS, 100 * MS, 3, 0));
 	now = tw_now();
 
-	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 1, &q));
 	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
 	EXPECT_EQ(1, q.fires_left);
 	EXPECT_EQ(11, q.data);
@@ -221,30 +216,30 @@ TEST_F(dev, query)
 	EXPECT_GE(100 * MS, q.remaining_ns);
 	EXPECT_LE(now, q.deadline_ns);
 
-	ASSERT_EQ(0, tw_query(self->fd, 2, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 2, &q));
 	EXPECT_EQ(TWHEEL_COUNT_FOREVER, q.fires_left);
 	EXPECT_EQ(100 * MS, q.period_ns);
 	EXPECT_EQ(22, q.data);
 
-	ASSERT_EQ(0, tw_query(self->fd, 3, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 3, &q));
 	EXPECT_EQ(3, q.fires_left);
-	EXPECT_EQ(-ENOENT, tw_query(self->fd, 4, &q));
+	EXPECT_EQ(-ENOENT, twl_query(&self->tw, 4, &q));
 }
 
 TEST_F(dev, replace_vs_eexist)
 {
 	struct twheel_event ev;
 
-	ASSERT_EQ(0, tw_arm(self->fd, 5, 1, 10000 * MS, 0, 0, 0));
-	EXPECT_EQ(-EEXIST, tw_arm(self->fd, 5, 2, 10 * MS, 0, 0, 0));
-	ASSERT_EQ(0, tw_arm(self->fd, 5, 3, 30 * MS, 0, 0, TWHEEL_ARM_REPLACE));
-	ASSERT_EQ(1, tw_read_n(self->fd, &ev, 1, 5000));
+	ASSERT_EQ(0, twl_arm(&self->tw, 5, 1, 10000 * MS, 0, 0, 0));
+	EXPECT_EQ(-EEXIST, twl_arm(&self->tw, 5, 2, 10 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 5, 3, 30 * MS, 0, 0, TWHEEL_ARM_REPLACE));
+	ASSERT_EQ(1, tw_read_n(&self->tw, &ev, 1, 5000));
 	EXPECT_EQ(5, ev.key);
 	EXPECT_EQ(3, ev.data);
 	EXPECT_EQ(TWHEEL_EVENT_LAST, ev.flags);
-	EXPECT_TRUE(tw_quiet_for(self->fd, 100));
+	EXPECT_TRUE(tw_quiet_for(&self->tw, 100));
 	/* REPLACE of a key that does not exist simply arms it. */
-	EXPECT_EQ(0, tw_arm(self->fd, 6, 0, 10000 * MS, 0, 0, TWHEEL_ARM_REPLACE));
+	EXPECT_EQ(0, twl_arm(&self->tw, 6, 0, 10000 * MS, 0, 0, TWHEEL_ARM_REPLACE));
 }
 
 /* Replacing a fired timer discards its unread event. */
@@ -252,12 +247,12 @@ TEST_F(dev, replace_discards_event)
 {
 	struct twheel_query q;
 
-	ASSERT_EQ(0, tw_arm(self->fd, 5, 1, 0, 0, 0, 0));
-	ASSERT_FALSE(tw_quiet_for(self->fd, 5000));
-	EXPECT_EQ(-EEXIST, tw_arm(self->fd, 5, 2, 0, 0, 0, 0));
-	ASSERT_EQ(0, tw_arm(self->fd, 5, 2, 10000 * MS, 0, 0, TWHEEL_ARM_REPLACE));
-	EXPECT_TRUE(tw_quiet_for(self->fd, 0));
-	ASSERT_EQ(0, tw_query(self->fd, 5, &q));
+	ASSERT_EQ(0, twl_arm(&self->tw, 5, 1, 0, 0, 0, 0));
+	ASSERT_FALSE(tw_quiet_for(&self->tw, 5000));
+	EXPECT_EQ(-EEXIST, twl_arm(&self->tw, 5, 2, 0, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 5, 2, 10000 * MS, 0, 0, TWHEEL_ARM_REPLACE));
+	EXPECT_TRUE(tw_quiet_for(&self->tw, 0));
+	ASSERT_EQ(0, twl_query(&self->tw, 5, &q));
 	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
 	EXPECT_EQ(2, q.data);
 }
@@ -267,55 +262,46 @@ TEST_F(dev, batch_bad_entry)
 {
 	struct twheel_arm a[5];
 	__s32 status[5];
-	struct twheel_arm_batch b = {
-		.size = sizeof(b), .entries = (uintptr_t)a,
-		.status = (uintptr_t)status, .count = 5,
-		.entry_size = sizeof(a[0]),
-	};
 	struct twheel_event ev[3];
 	int i, seen = 0;
 
 	for (i = 0; i < 5; i++)
-		a[i] = tw_arm_rel(100 + i, i, 20 * MS);
+		a[i] = twl_arm_entry(100 + i, i, 20 * MS, 0, 0, 0);
 	a[2].flags = 0x80000000;	/* unknown flag */
 	a[3].key = 100;			/* duplicate of a[0] */
 	memset(status, 0x55, sizeof(status));
-	ASSERT_EQ(3, tw_ioctl_ret(self->fd, TWHEEL_IOC_ARM_BATCH, &b));
+	ASSERT_EQ(3, twl_arm_batch(&self->tw, a, 5, status));
 	EXPECT_EQ(0, status[0]);
 	EXPECT_EQ(0, status[1]);
 	EXPECT_EQ(-EINVAL, status[2]);
 	EXPECT_EQ(-EEXIST, status[3]);
 	EXPECT_EQ(0, status[4]);
-	ASSERT_EQ(3, tw_read_n(self->fd, ev, 3, 5000));
+	ASSERT_EQ(3, tw_read_n(&self->tw, ev, 3, 5000));
 	for (i = 0; i < 3; i++) {
 		seen |= 1 << (ev[i].key - 100);
 		EXPECT_EQ(ev[i].key - 100, ev[i].data);
-		EXPECT_TRUE(tw_late_ok(&ev[i], self->v.tick_ns));
+		EXPECT_TRUE(tw_late_ok(&ev[i], self->tw.version.tick_ns));
 	}
 	EXPECT_EQ(0x13, seen);
-	EXPECT_TRUE(tw_quiet_for(self->fd, 50));
+	EXPECT_TRUE(tw_quiet_for(&self->tw, 50));
 }
 
 TEST_F(dev, cancel_batch)
 {
 	__u64 keys[3] = { 1, 999, 3 };
 	__s32 status[3];
-	struct twheel_cancel_batch b = {
-		.size = sizeof(b), .keys = (uintptr_t)keys,
-		.status = (uintptr_t)status, .count = 3,
-	};
 	struct twheel_event ev;
 
-	ASSERT_EQ(0, tw_arm(self->fd, 1, 0, 30 * MS, 0, 0, 0));
-	ASSERT_EQ(0, tw_arm(self->fd, 2, 0, 30 * MS, 0, 0, 0));
-	ASSERT_EQ(0, tw_arm(self->fd, 3, 0, 30 * MS, 0, 0, 0));
-	ASSERT_EQ(2, tw_ioctl_ret(self->fd, TWHEEL_IOC_CANCEL_BATCH, &b));
+	ASSERT_EQ(0, twl_arm(&self->tw, 1, 0, 30 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 2, 0, 30 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 3, 0, 30 * MS, 0, 0, 0));
+	ASSERT_EQ(2, twl_cancel_batch(&self->tw, keys, 3, status));
 	EXPECT_EQ(0, status[0]);
 	EXPECT_EQ(-ENOENT, status[1]);
 	EXPECT_EQ(0, status[2]);
-	ASSERT_EQ(1, tw_read_n(self->fd, &ev, 1, 5000));
+	ASSERT_EQ(1, tw_read_n(&self->tw, &ev, 1, 5000));
 	EXPECT_EQ(2, ev.key);
-	EXPECT_TRUE(tw_quiet_for(self->fd, 100));
+	EXPECT_TRUE(tw_quiet_for(&self->tw, 100));
 }
 
 TEST_F(dev, cancel_all)
@@ -323,49 +309,47 @@ TEST_F(dev, cancel_all)
 	int i;
 
 	for (i = 0; i < 100; i++)
-		ASSERT_EQ(0, tw_arm(self->fd, i, 0, (i % 2) ? 0 : 40 * MS,
-				    0, 0, 0));
+		ASSERT_EQ(0, twl_arm(&self->tw, i, 0, (i % 2) ? 0 : 40 * MS,
+				     0, 0, 0));
 	tw_sleep_ms(20);
-	EXPECT_EQ(100, tw_fdinfo(self->fd, "timers"));
-	EXPECT_EQ(100, tw_cancel_all(self->fd));
-	EXPECT_EQ(0, tw_fdinfo(self->fd, "timers"));
-	EXPECT_EQ(0, tw_fdinfo(self->fd, "queued"));
-	EXPECT_TRUE(tw_quiet_for(self->fd, 100));
-	EXPECT_EQ(0, tw_cancel_all(self->fd));
+	EXPECT_EQ(100, tw_fdinfo(self->tw.fd, "timers"));
+	EXPECT_EQ(100, twl_cancel_all(&self->tw));
+	EXPECT_EQ(0, tw_fdinfo(self->tw.fd, "timers"));
+	EXPECT_EQ(0, tw_fdinfo(self->tw.fd, "queued"));
+	EXPECT_TRUE(tw_quiet_for(&self->tw, 100));
+	EXPECT_EQ(0, twl_cancel_all(&self->tw));
 }
 
 TEST_F(dev, fdinfo)
 {
 	struct twheel_event ev[2];
 
-	ASSERT_EQ(0, tw_arm(self->fd, 1, 0, 0, 0, 0, 0));
-	ASSERT_EQ(0, tw_arm(self->fd, 2, 0, 10000 * MS, 0, 0, 0));
-	ASSERT_FALSE(tw_quiet_for(self->fd, 5000));
-	EXPECT_EQ(2, tw_fdinfo(self->fd, "timers"));
-	EXPECT_EQ(1, tw_fdinfo(self->fd, "queued"));
-	EXPECT_EQ(2, tw_fdinfo(self->fd, "armed"));
-	EXPECT_EQ(1, tw_fdinfo(self->fd, "fired"));
-	ASSERT_EQ(1, tw_read_n(self->fd, ev, 1, 100));
-	EXPECT_EQ(1, tw_fdinfo(self->fd, "delivered"));
-	EXPECT_EQ(1, tw_fdinfo(self->fd, "timers"));
+	ASSERT_EQ(0, twl_arm(&self->tw, 1, 0, 0, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 2, 0, 10000 * MS, 0, 0, 0));
+	ASSERT_FALSE(tw_quiet_for(&self->tw, 5000));
+	EXPECT_EQ(2, tw_fdinfo(self->tw.fd, "timers"));
+	EXPECT_EQ(1, tw_fdinfo(self->tw.fd, "queued"));
+	EXPECT_EQ(2, tw_fdinfo(self->tw.fd, "armed"));
+	EXPECT_EQ(1, tw_fdinfo(self->tw.fd, "fired"));
+	ASSERT_EQ(1, tw_read_n(&self->tw, ev, 1, 100));
+	EXPECT_EQ(1, tw_fdinfo(self->tw.fd, "delivered"));
+	EXPECT_EQ(1, tw_fdinfo(self->tw.fd, "timers"));
 }
 
 TEST_F(dev, nonblock_and_poll)
 {
-	struct pollfd p = { .fd = self->fd, .events = POLLIN };
+	struct pollfd p = { .fd = self->tw.fd, .events = POLLIN };
 	struct twheel_event ev;
-	int fl = fcntl(self->fd, F_GETFL);
+	int fl = fcntl(self->tw.fd, F_GETFL);
 
-	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, fl | O_NONBLOCK));
-	EXPECT_EQ(-1, read(self->fd, &ev, sizeof(ev)));
-	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, fcntl(self->tw.fd, F_SETFL, fl | O_NONBLOCK));
+	EXPECT_EQ(-EAGAIN, twl_read(&self->tw, &ev, 1));
 	EXPECT_EQ(0, poll(&p, 1, 0));
-	ASSERT_EQ(0, tw_arm(self->fd, 1, 0, 20 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 1, 0, 20 * MS, 0, 0, 0));
 	ASSERT_EQ(1, poll(&p, 1, 5000));
 	EXPECT_EQ(POLLIN, p.revents);
-	EXPECT_EQ(sizeof(ev), read(self->fd, &ev, sizeof(ev)));
-	EXPECT_EQ(-1, read(self->fd, &ev, sizeof(ev)));
-	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_EQ(1, twl_read(&self->tw, &ev, 1));
+	EXPECT_EQ(-EAGAIN, twl_read(&self->tw, &ev, 1));
 	EXPECT_EQ(0, poll(&p, 1, 0));
 }
 
@@ -376,25 +360,25 @@ TEST_F(dev, epoll)
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 
 	ASSERT_LE(0, ep);
-	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fd, &e));
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->tw.fd, &e));
 	EXPECT_EQ(0, epoll_wait(ep, &e, 1, 0));
-	ASSERT_EQ(0, tw_arm(self->fd, 1, 0, 20 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 1, 0, 20 * MS, 0, 0, 0));
 	ASSERT_EQ(1, epoll_wait(ep, &e, 1, 5000));
 	EXPECT_EQ(EPOLLIN, e.events);
 	/* Edge-triggered: a second timer is a second edge. */
-	ASSERT_EQ(0, tw_arm(self->fd, 2, 0, 20 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 2, 0, 20 * MS, 0, 0, 0));
 	ASSERT_EQ(1, epoll_wait(ep, &e, 1, 5000));
-	EXPECT_EQ(sizeof(ev), read(self->fd, ev, sizeof(ev)));
+	EXPECT_EQ(2, twl_read(&self->tw, ev, 2));
 	EXPECT_EQ(0, epoll_wait(ep, &e, 1, 50));
 	close(ep);
 }
 
 static void *tw_arm_later(void *arg)
 {
-	int fd = *(int *)arg;
+	const struct twl *tw = arg;
 
 	tw_sleep_ms(50);
-	return (void *)(long)tw_arm(fd, 77, 0, 10 * MS, 0, 0, 0);
+	return (void *)(long)twl_arm(tw, 77, 0, 10 * MS, 0, 0, 0);
 }
 
 TEST_F(dev, blocking_read_wakes)
@@ -403,8 +387,8 @@ TEST_F(dev, blocking_read_wakes)
 	pthread_t th;
 	void *ret;
 
-	ASSERT_EQ(0, pthread_create(&th, NULL, tw_arm_later, &self->fd));
-	ASSERT_EQ(sizeof(ev), read(self->fd, &ev, sizeof(ev)));
+	ASSERT_EQ(0, pthread_create(&th, NULL, tw_arm_later, &self->tw));
+	ASSERT_EQ(1, twl_read(&self->tw, &ev, 1));
 	EXPECT_EQ(77, ev.key);
 	ASSERT_EQ(0, pthread_join(th, &ret));
 	EXPECT_EQ(NULL, ret);
@@ -416,15 +400,15 @@ TEST_F(dev, read_sizes)
 	char buf[3 * sizeof(struct twheel_event) - 1];
 	struct twheel_event ev[2];
 
-	ASSERT_EQ(0, tw_arm(self->fd, 1, 0, 0, 0, 0, 0));
-	ASSERT_EQ(0, tw_arm(self->fd, 2, 0, 0, 0, 0, 0));
-	ASSERT_EQ(0, tw_arm(self->fd, 3, 0, 0, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 1, 0, 0, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 2, 0, 0, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 3, 0, 0, 0, 0, 0));
 	tw_sleep_ms(50);
-	ASSERT_EQ(3, tw_fdinfo(self->fd, "queued"));
-	EXPECT_EQ(-1, read(self->fd, buf, sizeof(struct twheel_event) - 1));
+	ASSERT_EQ(3, tw_fdinfo(self->tw.fd, "queued"));
+	EXPECT_EQ(-1, read(self->tw.fd, buf, sizeof(struct twheel_event) - 1));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(2 * sizeof(struct twheel_event), read(self->fd, buf, sizeof(buf)));
-	EXPECT_EQ(sizeof(ev[0]), read(self->fd, ev, sizeof(ev)));
+	EXPECT_EQ(2 * sizeof(struct twheel_event), read(self->tw.fd, buf, sizeof(buf)));
+	EXPECT_EQ(sizeof(ev[0]), read(self->tw.fd, ev, sizeof(ev)));
 	EXPECT_LE(1, ev[0].key);
 	EXPECT_GE(3, ev[0].key);
 }
@@ -438,9 +422,9 @@ TEST_F(dev, burst)
 	int i;
 
 	for (i = 0; i < 500; i++)
-		ASSERT_EQ(0, tw_arm(self->fd, i, i, deadline, 0, 0, TWHEEL_ARM_ABS));
-	ASSERT_EQ(500, tw_read_n(self->fd, ev, 500, 5000));
-	EXPECT_TRUE(tw_late_ok(&ev[0], self->v.tick_ns));
+		ASSERT_EQ(0, twl_arm(&self->tw, i, i, deadline, 0, 0, TWHEEL_ARM_ABS));
+	ASSERT_EQ(500, tw_read_n(&self->tw, ev, 500, 5000));
+	EXPECT_TRUE(tw_late_ok(&ev[0], self->tw.version.tick_ns));
 	for (i = 0; i < 500; i++) {
 		ASSERT_GT(500, ev[i].key);
 		EXPECT_EQ(0, seen[ev[i].key]);
@@ -459,21 +443,21 @@ TEST_F(dev, burst)
  */
 TEST_F(dev, overruns_lose_nothing)
 {
+	const __u64 tick = self->tw.version.tick_ns;
 	static struct twheel_event ev[200];
 	unsigned int expiries = 0, i;
 	int n;
 
-	ASSERT_EQ(0, tw_arm(self->fd, 8, 0, self->v.tick_ns, self->v.tick_ns,
-			    200, 0));
-	tw_sleep_ms(200 * self->v.tick_ns / MS + 300);
-	n = tw_read_n(self->fd, ev, 200, 2000);
+	ASSERT_EQ(0, twl_arm(&self->tw, 8, 0, tick, tick, 200, 0));
+	tw_sleep_ms(200 * tick / MS + 300);
+	n = tw_read_n(&self->tw, ev, 200, 2000);
 	ASSERT_LT(0, n);
 	for (i = 0; i < (unsigned int)n; i++)
 		expiries += 1 + ev[i].overruns;
 	EXPECT_EQ(200, expiries);
 	EXPECT_EQ(TWHEEL_EVENT_LAST, ev[n - 1].flags);
 	TH_LOG("%d events, %u expiries", n, expiries);
-	EXPECT_EQ(200 - n, tw_fdinfo(self->fd, "overruns"));
+	EXPECT_EQ(200 - n, tw_fdinfo(self->tw.fd, "overruns"));
 }
 
 /* A bad read buffer loses no event. */
@@ -482,11 +466,11 @@ TEST_F(dev, read_fault_keeps_event)
 	void *bad = tw_bad_ptr();
 	struct twheel_event ev;
 
-	ASSERT_EQ(0, tw_arm(self->fd, 12, 0, 0, 0, 0, 0));
-	ASSERT_FALSE(tw_quiet_for(self->fd, 5000));
-	EXPECT_EQ(-1, read(self->fd, bad, sizeof(ev)));
+	ASSERT_EQ(0, twl_arm(&self->tw, 12, 0, 0, 0, 0, 0));
+	ASSERT_FALSE(tw_quiet_for(&self->tw, 5000));
+	EXPECT_EQ(-1, read(self->tw.fd, bad, sizeof(ev)));
 	EXPECT_EQ(EFAULT, errno);
-	ASSERT_EQ(sizeof(ev), read(self->fd, &ev, sizeof(ev)));
+	ASSERT_EQ(1, twl_read(&self->tw, &ev, 1));
 	EXPECT_EQ(12, ev.key);
 }
 
@@ -496,32 +480,32 @@ TEST_F(dev, fork_shares_timers)
 	int status;
 	pid_t pid;
 
-	ASSERT_EQ(0, tw_arm(self->fd, 1, 0, 30 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 1, 0, 30 * MS, 0, 0, 0));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		/* The child reads the parent's timer, arms one of its own. */
-		if (tw_read_n(self->fd, &ev, 1, 5000) != 1 || ev.key != 1)
+		if (tw_read_n(&self->tw, &ev, 1, 5000) != 1 || ev.key != 1)
 			_exit(1);
-		_exit(tw_arm(self->fd, 2, 0, 10 * MS, 0, 0, 0) ? 2 : 0);
+		_exit(twl_arm(&self->tw, 2, 0, 10 * MS, 0, 0, 0) ? 2 : 0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_EQ(0, WEXITSTATUS(status));
-	ASSERT_EQ(1, tw_read_n(self->fd, &ev, 1, 5000));
+	ASSERT_EQ(1, tw_read_n(&self->tw, &ev, 1, 5000));
 	EXPECT_EQ(2, ev.key);
-	EXPECT_TRUE(tw_quiet_for(self->fd, 50));
+	EXPECT_TRUE(tw_quiet_for(&self->tw, 50));
 }
 
 TEST_F(dev, dup_shares_timers)
 {
 	struct twheel_event ev;
-	int fd2 = dup(self->fd);
+	int fd2 = dup(self->tw.fd);
 
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, tw_arm(self->fd, 1, 0, 30 * MS, 0, 0, 0));
-	close(self->fd);
-	self->fd = fd2;
-	ASSERT_EQ(1, tw_read_n(fd2, &ev, 1, 5000));
+	ASSERT_EQ(0, twl_arm(&self->tw, 1, 0, 30 * MS, 0, 0, 0));
+	close(self->tw.fd);
+	self->tw.fd = fd2;
+	ASSERT_EQ(1, tw_read_n(&self->tw, &ev, 1, 5000));
 	EXPECT_EQ(1, ev.key);
 }
 
@@ -529,15 +513,15 @@ TEST_F(dev, dup_shares_timers)
 TEST_F(dev, files_independent)
 {
 	struct twheel_query q;
-	int fd2 = open(TW_DEV, O_RDWR);
+	struct twl tw2;
 
-	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, tw_arm(self->fd, 1, 10, 10000 * MS, 0, 0, 0));
-	ASSERT_EQ(0, tw_arm(fd2, 1, 20, 10000 * MS, 0, 0, 0));
-	ASSERT_EQ(0, tw_query(fd2, 1, &q));
+	ASSERT_EQ(0, twl_open(&tw2, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 1, 10, 10000 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&tw2, 1, 20, 10000 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_query(&tw2, 1, &q));
 	EXPECT_EQ(20, q.data);
-	close(fd2);
-	ASSERT_EQ(0, tw_query(self->fd, 1, &q));
+	twl_close(&tw2);
+	ASSERT_EQ(0, twl_query(&self->tw, 1, &q));
 	EXPECT_EQ(10, q.data);
 }
 

@@ -478,12 +478,11 @@ TEST_F_TIMEOUT(fuzz, random_ioctls, 3600)
 	const char *e_seed = getenv("TWHEEL_FUZZ_SEED");
 	unsigned long calls = e_calls ? strtoul(e_calls, NULL, 0) : 100000;
 	__u64 seed = e_seed ? strtoull(e_seed, NULL, 0) : tw_now();
-	struct twheel_version v;
 	struct twheel_event ev[64];
 	__u64 t0, t1, covered = 0, ctl_start;
 	pid_t pids[NPROCS];
-	int ctl, i, status, n, got = 0, late_ok = 1;
-	struct twheel_arm ca;
+	int i, status, n, got = 0, late_ok = 1;
+	struct twl ctl;
 
 	stats = mmap(NULL, sizeof(*stats), PROT_READ | PROT_WRITE,
 		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -491,15 +490,11 @@ TEST_F_TIMEOUT(fuzz, random_ioctls, 3600)
 	unmapped = guarded_page() + 4096;
 
 	/* The control timer, periodic, on its own file. */
-	ctl = open(TW_DEV, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, ctl);
-	ASSERT_EQ(0, tw_version(ctl, &v));
-	tick_ns = v.tick_ns;
+	ASSERT_EQ(0, twl_open(&ctl, O_CLOEXEC));
+	tick_ns = ctl.version.tick_ns;
 	ctl_start = tw_now() + CTL_PERIOD;
-	ca = tw_arm_rel(0xc0, 0xc0de, ctl_start);
-	ca.flags = TWHEEL_ARM_ABS;
-	ca.period_ns = CTL_PERIOD;
-	ASSERT_EQ(0, tw_ioctl(ctl, TWHEEL_IOC_ARM, &ca));
+	ASSERT_EQ(0, twl_arm(&ctl, 0xc0, 0xc0de, ctl_start, CTL_PERIOD, 0,
+			     TWHEEL_ARM_ABS));
 
 	calls_per_worker = calls / ((NPROCS + 1) * NTHREADS) + 1;
 	TH_LOG("seed %llu (TWHEEL_FUZZ_SEED to repeat), %lu calls in %d processes x %d threads",
@@ -511,7 +506,7 @@ TEST_F_TIMEOUT(fuzz, random_ioctls, 3600)
 		if (!pids[i]) {
 			/* No fuzzing on after the test is over. */
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			close(ctl);
+			twl_close(&ctl);
 			/* A process of its own files... */
 			for (n = 0; n < NSLOTS; n++)
 				slots[n] = open(TW_DEV, O_RDWR | O_NONBLOCK |
@@ -544,14 +539,14 @@ TEST_F_TIMEOUT(fuzz, random_ioctls, 3600)
 
 	/* The control timer: every deadline since it started is accounted... */
 	do {
-		n = read(ctl, ev, sizeof(ev));
-		for (i = 0; i < n / (int)sizeof(ev[0]); i++) {
+		n = twl_read(&ctl, ev, ARRAY_SIZE(ev));
+		for (i = 0; i < n; i++) {
 			covered += 1 + ev[i].overruns;
 			got++;
 		}
-	} while (tw_fdinfo(ctl, "queued") > 0);
+	} while (tw_fdinfo(ctl.fd, "queued") > 0);
 	/* ...and the next one fires on time. */
-	ASSERT_EQ(1, tw_read_n(ctl, ev, 1, 5000));
+	ASSERT_EQ(1, tw_read_n(&ctl, ev, 1, 5000));
 	covered += 1 + ev[0].overruns;
 	late_ok = tw_late_ok(&ev[0], tick_ns);
 	TH_LOG("control timer: %d events for %llu deadlines over %llu ms, last %llu us late",
@@ -561,8 +556,8 @@ TEST_F_TIMEOUT(fuzz, random_ioctls, 3600)
 	EXPECT_TRUE(late_ok);
 	EXPECT_EQ(0xc0deULL, ev[0].data);
 	EXPECT_EQ((ev[0].deadline_ns - ctl_start) / CTL_PERIOD + 1, covered);
-	EXPECT_EQ(1, tw_fdinfo(ctl, "timers"));
-	close(ctl);
+	EXPECT_EQ(1, tw_fdinfo(ctl.fd, "timers"));
+	twl_close(&ctl);
 }
 
 int main(int argc, char **argv)

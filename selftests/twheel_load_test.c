@@ -135,44 +135,44 @@ static long long irqoff_read(const char *name)
 static void irqoff_control(void)
 {
 	__u64 end = tw_now() + 1000 * MS;
-	int fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
+	struct twl tw;
 
-	if (fd < 0 || pin(0) || tw_arm(fd, 0, 0, 3600000 * MS, 0, 0, 0))
+	if (twl_open(&tw, O_CLOEXEC) || pin(0) ||
+	    twl_arm(&tw, 0, 0, 3600000 * MS, 0, 0, 0))
 		_exit(1);
 	while (tw_now() < end)
-		if (tw_arm(fd, 1, 0, 3600000 * MS, 0, 0, 0) || tw_cancel(fd, 1))
+		if (twl_arm(&tw, 1, 0, 3600000 * MS, 0, 0, 0) ||
+		    twl_cancel(&tw, 1))
 			_exit(1);
 	_exit(0);
 }
 
-/* Arm @n timers on @fd, keys from @key, at @deadline + i * @spread / @n. */
-static int arm_burst(int fd, __u64 key, __u32 n, __u64 deadline, __u64 spread)
+/* Arm @n timers on @tw, keys from @key, at @deadline + i * @spread / @n. */
+static int arm_burst(const struct twl *tw, __u64 key, __u32 n,
+		     __u64 deadline, __u64 spread)
 {
 	static struct twheel_arm a[BATCH];
 	static __s32 status[BATCH];
-	struct twheel_arm_batch b = {
-		.size = sizeof(b), .entries = (uintptr_t)a,
-		.status = (uintptr_t)status, .entry_size = sizeof(a[0]),
-	};
-	__u32 i, done = 0;
+	__u32 i, chunk, done = 0;
+	long ret;
 
 	while (done < n) {
-		b.count = n - done < BATCH ? n - done : BATCH;
-		for (i = 0; i < b.count; i++, done++) {
-			a[i] = tw_arm_rel(key + done, 0, deadline +
-					  spread * done / n);
-			a[i].flags = TWHEEL_ARM_ABS;
-		}
-		if (tw_ioctl_ret(fd, TWHEEL_IOC_ARM_BATCH, &b) != b.count) {
-			errno = errno ?: ENOSPC;
+		chunk = n - done < BATCH ? n - done : BATCH;
+		for (i = 0; i < chunk; i++, done++)
+			a[i] = twl_arm_entry(key + done, 0,
+					     deadline + spread * done / n,
+					     0, 0, TWHEEL_ARM_ABS);
+		ret = twl_arm_batch(tw, a, chunk, status);
+		if (ret != chunk) {
+			errno = ret < 0 ? -ret : ENOSPC;
 			return -1;
 		}
 	}
 	return 0;
 }
 
-/* Read @n events from @fds; returns when the last one came, or 0. */
-static __u64 read_all(int *fds, int nfds, unsigned long n)
+/* Read @n events from @tws; returns when the last one came, or 0. */
+static __u64 read_all(const struct twl *tws, int nfds, unsigned long n)
 {
 	static struct twheel_event ev[1024];
 	unsigned long got = 0;
@@ -181,10 +181,10 @@ static __u64 read_all(int *fds, int nfds, unsigned long n)
 
 	while (got < n && tw_now() < give_up) {
 		for (i = 0; i < nfds; i++) {
-			ssize_t r = read(fds[i], ev, sizeof(ev));
+			long r = twl_read(&tws[i], ev, ARRAY_SIZE(ev));
 
 			if (r > 0)
-				got += r / sizeof(ev[0]);
+				got += r;
 		}
 	}
 	return got == n ? tw_now() : 0;
@@ -211,11 +211,11 @@ FIXTURE_VARIANT_ADD(load, spread) {
 
 FIXTURE_SETUP(load)
 {
-	int fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
+	struct twl tw;
 
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, tw_version(fd, &self->v));
-	close(fd);
+	ASSERT_EQ(0, twl_open(&tw, O_CLOEXEC));
+	self->v = tw.version;
+	twl_close(&tw);
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs two CPUs");
 }
@@ -230,33 +230,40 @@ FIXTURE_TEARDOWN(load)
  */
 static void client(struct gap *g, unsigned long n, int nfds, __u64 spread)
 {
-	int fds[MAX_FILES], i;
+	struct twl tws[MAX_FILES];
 	__u64 deadline;
+	int i, ret;
 
 	if (pin(0) || (!getuid() && (setgroups(0, NULL) || setgid(NOBODY) ||
 				     setuid(NOBODY))))
 		goto out_err;
 	for (i = 0; i < nfds; i++) {
-		fds[i] = open(TW_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
-		if (fds[i] < 0)
+		ret = twl_open(&tws[i], O_CLOEXEC | O_NONBLOCK);
+		if (ret) {
+			errno = -ret;
 			goto out_err;
+		}
 	}
 	/* Time a first batch: the deadline must come after all the arming. */
 	deadline = tw_now();
-	if (arm_burst(fds[0], 0, BATCH, deadline + 600000 * MS, 0) ||
-	    tw_cancel_all(fds[0]) < 0)
+	if (arm_burst(&tws[0], 0, BATCH, deadline + 600000 * MS, 0))
 		goto out_err;
+	ret = twl_cancel_all(&tws[0]);
+	if (ret < 0) {
+		errno = -ret;
+		goto out_err;
+	}
 	deadline += 1500 * MS + 3 * (tw_now() - deadline) * (n / BATCH);
 	SET(g->deadline, deadline);
 	for (i = 0; i < nfds; i++)
-		if (arm_burst(fds[i], 0, n / nfds, deadline, spread))
+		if (arm_burst(&tws[i], 0, n / nfds, deadline, spread))
 			goto out_err;
 	if (pin(1))
 		goto out_err;
 	while (tw_now() < deadline - 100 * MS)
 		tw_sleep_ms(10);
 	SET(g->phase, 1);
-	SET(g->last, read_all(fds, nfds, n / nfds * nfds));
+	SET(g->last, read_all(tws, nfds, n / nfds * nfds));
 	_exit(0);
 out_err:
 	SET(g->err, errno);

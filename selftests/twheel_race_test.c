@@ -51,15 +51,11 @@ static int pin(int cpu)
 }
 
 /* Arm KEYS timers from CPU 1, 3 ms ahead, 10 us apart. */
-static int arm_on_cpu1(int fd, struct race_key *k, __u64 period, __u32 count)
+static int arm_on_cpu1(const struct twl *tw, struct race_key *k,
+		       __u64 period, __u32 count)
 {
 	static struct twheel_arm a[BATCH];
 	static __s32 status[BATCH];
-	struct twheel_arm_batch b = {
-		.size = sizeof(b), .entries = (uintptr_t)a,
-		.status = (uintptr_t)status, .entry_size = sizeof(a[0]),
-		.count = KEYS,
-	};
 	__u64 start;
 	int i, ret;
 
@@ -68,17 +64,16 @@ static int arm_on_cpu1(int fd, struct race_key *k, __u64 period, __u32 count)
 	start = tw_now() + 3 * MS;
 	for (i = 0; i < KEYS; i++) {
 		k[i].old_deadline = start + i * 10000ULL;
-		a[i] = tw_arm_rel(i, 0, k[i].old_deadline);
-		a[i].flags = TWHEEL_ARM_ABS;
-		a[i].period_ns = period;
-		a[i].count = count;
+		a[i] = twl_arm_entry(i, 0, k[i].old_deadline, period, count,
+				     TWHEEL_ARM_ABS);
 	}
-	ret = tw_ioctl_ret(fd, TWHEEL_IOC_ARM_BATCH, &b) == KEYS ? 0 : -1;
+	ret = twl_arm_batch(tw, a, KEYS, status) == KEYS ? 0 : -1;
 	return pin(0) ? -1 : ret;
 }
 
 /* Modify each key from CPU 0 as its old deadline comes. */
-static void modify_all(int fd, struct race_key *k, __u64 period, __u32 count)
+static void modify_all(const struct twl *tw, struct race_key *k, __u64 period,
+		       __u32 count)
 {
 	struct twheel_modify m = {
 		.size = sizeof(m), .flags = TWHEEL_ARM_ABS,
@@ -95,19 +90,20 @@ static void modify_all(int fd, struct race_key *k, __u64 period, __u32 count)
 		m.period_ns = period;
 		m.count = count;
 		k[i].new_deadline = m.expiry_ns;
-		k[i].modify_ret = tw_ioctl(fd, TWHEEL_IOC_MODIFY, &m) ? -errno : 0;
+		/* With a new period and count: twl_modify() moves only. */
+		k[i].modify_ret = twl_ioctl(tw, TWHEEL_IOC_MODIFY, &m);
 	}
 }
 
 /* Read events until @quiet_ms pass without one. */
-static void collect(int fd, struct race_key *k, int quiet_ms)
+static void collect(const struct twl *tw, struct race_key *k, int quiet_ms)
 {
 	struct twheel_event ev[64];
-	int n, i;
+	long n, i;
 
-	while (!tw_quiet_for(fd, quiet_ms)) {
-		n = read(fd, ev, sizeof(ev));
-		for (i = 0; i < n / (int)sizeof(ev[0]); i++) {
+	while (!tw_quiet_for(tw, quiet_ms)) {
+		n = twl_read(tw, ev, ARRAY_SIZE(ev));
+		for (i = 0; i < n; i++) {
 			struct race_key *rk = &k[ev[i].key];
 
 			if (rk->nev < MAX_EVENTS) {
@@ -174,7 +170,7 @@ bad:
 }
 
 FIXTURE(race) {
-	int fd;
+	struct twl tw;
 	struct race_key *k;
 };
 
@@ -182,15 +178,14 @@ FIXTURE_SETUP(race)
 {
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs two CPUs");
-	self->fd = open(TW_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
-	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, twl_open(&self->tw, O_CLOEXEC | O_NONBLOCK));
 	self->k = calloc(KEYS, sizeof(*self->k));
 	ASSERT_NE(NULL, self->k);
 }
 
 FIXTURE_TEARDOWN(race)
 {
-	close(self->fd);
+	twl_close(&self->tw);
 	free(self->k);
 }
 
@@ -202,9 +197,9 @@ TEST_F_TIMEOUT(race, modify_race_oneshot, 120)
 
 	while (tw_now() < end) {
 		memset(self->k, 0, KEYS * sizeof(*self->k));
-		ASSERT_EQ(0, arm_on_cpu1(self->fd, self->k, 0, 0));
-		modify_all(self->fd, self->k, 0, 0);
-		collect(self->fd, self->k, 50);
+		ASSERT_EQ(0, arm_on_cpu1(&self->tw, self->k, 0, 0));
+		modify_all(&self->tw, self->k, 0, 0);
+		collect(&self->tw, self->k, 50);
 		for (i = 0; i < KEYS; i++)
 			bad += !check_oneshot(&self->k[i], i, &won);
 		rounds++;
@@ -224,9 +219,9 @@ TEST_F_TIMEOUT(race, modify_race_periodic, 120)
 
 	while (tw_now() < end) {
 		memset(self->k, 0, KEYS * sizeof(*self->k));
-		ASSERT_EQ(0, arm_on_cpu1(self->fd, self->k, p1, c1));
-		modify_all(self->fd, self->k, p2, c2);
-		collect(self->fd, self->k, 50);
+		ASSERT_EQ(0, arm_on_cpu1(&self->tw, self->k, p1, c1));
+		modify_all(&self->tw, self->k, p2, c2);
+		collect(&self->tw, self->k, 50);
 		for (i = 0; i < KEYS; i++)
 			bad += !check_periodic(&self->k[i], i, p1, c1, p2, c2);
 		rounds++;

@@ -16,8 +16,7 @@
 #define BATCH	4096
 
 FIXTURE(scale) {
-	int fd;
-	struct twheel_version v;
+	struct twl tw;
 	struct twheel_arm *a;
 	__s32 *status;
 	unsigned long limits[2];
@@ -33,9 +32,7 @@ FIXTURE_SETUP(scale)
 	 * in a 2 GiB guest): raise them for 1M timers on one file.
 	 */
 	self->raised = !tw_limits_raise(scale_timers(), self->limits);
-	self->fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, tw_version(self->fd, &self->v));
+	ASSERT_EQ(0, twl_open(&self->tw, O_CLOEXEC));
 	self->a = calloc(BATCH, sizeof(*self->a));
 	self->status = calloc(BATCH, sizeof(*self->status));
 	ASSERT_NE(NULL, self->a);
@@ -44,7 +41,7 @@ FIXTURE_SETUP(scale)
 
 FIXTURE_TEARDOWN(scale)
 {
-	close(self->fd);
+	twl_close(&self->tw);
 	if (self->raised)
 		tw_limits_restore(self->limits);
 	free(self->a);
@@ -52,32 +49,25 @@ FIXTURE_TEARDOWN(scale)
 }
 
 /*
- * Arm keys [first, first + n) on @fd with @period and @count, key k due at
+ * Arm keys [first, first + n) on @tw with @period and @count, key k due at
  * @base + (k % @spread_ms) ms (absolute); returns the number armed.
  */
-static long arm_many(int fd, struct twheel_arm *a, __s32 *status,
-		     __u64 first, __u64 n, __u64 base, __u64 spread_ms,
-		     __u64 period, __u32 count)
+static long arm_many(const struct twl *tw, struct twheel_arm *a,
+		     __s32 *status, __u64 first, __u64 n, __u64 base,
+		     __u64 spread_ms, __u64 period, __u32 count)
 {
-	struct twheel_arm_batch b = {
-		.size = sizeof(b), .entries = (uintptr_t)a,
-		.status = (uintptr_t)status, .entry_size = sizeof(*a),
-	};
-	__u64 k = first, i;
+	__u64 k = first, i, chunk;
 	long armed = 0, ret;
 
 	while (k < first + n) {
-		b.count = first + n - k < BATCH ? first + n - k : BATCH;
-		for (i = 0; i < b.count; i++, k++) {
-			a[i] = tw_arm_rel(k, ~k, base +
-					  (spread_ms ? k % spread_ms * MS : 0));
-			a[i].flags = TWHEEL_ARM_ABS;
-			a[i].period_ns = period;
-			a[i].count = count;
-		}
-		ret = ioctl(fd, TWHEEL_IOC_ARM_BATCH, &b);
+		chunk = first + n - k < BATCH ? first + n - k : BATCH;
+		for (i = 0; i < chunk; i++, k++)
+			a[i] = twl_arm_entry(k, ~k, base + (spread_ms ?
+						k % spread_ms * MS : 0),
+					     period, count, TWHEEL_ARM_ABS);
+		ret = twl_arm_batch(tw, a, chunk, status);
 		if (ret < 0)
-			return -errno;
+			return ret;
 		armed += ret;
 	}
 	return armed;
@@ -121,30 +111,27 @@ TEST_F_TIMEOUT(scale, one_million, 900)
 	static struct twheel_event ev[BATCH];
 	__u64 t0, t1, t2, got = 0, late_max = 0, base;
 	char *seen = calloc(n, 1);
-	ssize_t r;
-	int i;
+	long r, i;
 
 	ASSERT_NE(NULL, seen);
-	if (self->v.max_timers < n)
-		SKIP(return, "max_timers %u < %llu", self->v.max_timers,
+	if (self->tw.version.max_timers < n)
+		SKIP(return, "max_timers %u < %llu", self->tw.version.max_timers,
 		     (unsigned long long)n);
 	t0 = tw_now();
 	base = t0 + 3000 * MS;
-	ASSERT_EQ(n, arm_many(self->fd, self->a, self->status, 0, n, base,
+	ASSERT_EQ(n, arm_many(&self->tw, self->a, self->status, 0, n, base,
 			      2000, 0, 0));
 	t1 = tw_now();
 	TH_LOG("armed %llu in %llu ms (%llu ns each)",
 	       (unsigned long long)n, (unsigned long long)(t1 - t0) / MS,
 	       (unsigned long long)(t1 - t0) / n);
-	EXPECT_EQ(n, tw_fdinfo(self->fd, "timers"));
+	EXPECT_EQ(n, tw_fdinfo(self->tw.fd, "timers"));
 	while (got < n) {
-		struct pollfd p = { .fd = self->fd, .events = POLLIN };
-
-		if (poll(&p, 1, 60000) <= 0)
+		if (twl_wait(&self->tw, 60000) <= 0)
 			break;
-		r = read(self->fd, ev, sizeof(ev));
+		r = twl_read(&self->tw, ev, BATCH);
 		ASSERT_LT(0, r);
-		for (i = 0; i < r / (ssize_t)sizeof(ev[0]); i++) {
+		for (i = 0; i < r; i++) {
 			__u64 k = ev[i].key;
 
 			ASSERT_GT(n, k);
@@ -160,7 +147,7 @@ TEST_F_TIMEOUT(scale, one_million, 900)
 	}
 	t2 = tw_now();
 	EXPECT_EQ(n, got);
-	EXPECT_EQ(0, tw_fdinfo(self->fd, "timers"));
+	EXPECT_EQ(0, tw_fdinfo(self->tw.fd, "timers"));
 	TH_LOG("%llu events, read %llu ms after the first deadline, max late %llu us",
 	       (unsigned long long)got, (unsigned long long)(t2 - base) / MS,
 	       (unsigned long long)late_max / 1000);
@@ -170,14 +157,14 @@ TEST_F_TIMEOUT(scale, one_million, 900)
 /* The last close with 100k timers pending frees them all (kmemleak). */
 TEST_F_TIMEOUT(scale, close_100k_pending, 300)
 {
+	struct twl tw2;
 	__u64 t0;
-	int fd2 = open(TW_DEV, O_RDWR);
 
-	ASSERT_LE(0, fd2);
-	ASSERT_EQ(100000, arm_many(fd2, self->a, self->status, 0, 100000,
+	ASSERT_EQ(0, twl_open(&tw2, 0));
+	ASSERT_EQ(100000, arm_many(&tw2, self->a, self->status, 0, 100000,
 				   tw_now() + 10000 * MS, 5000, 0, 0));
 	t0 = tw_now();
-	ASSERT_EQ(0, close(fd2));
+	ASSERT_EQ(0, close(tw2.fd));
 	TH_LOG("closed with 100k pending in %llu ms",
 	       (unsigned long long)(tw_now() - t0) / MS);
 }
@@ -190,23 +177,24 @@ TEST_F_TIMEOUT(scale, close_100k_pending, 300)
  */
 TEST_F_TIMEOUT(scale, close_while_firing, 300)
 {
-	__u64 now = tw_now(), tick = self->v.tick_ns;
-	int fd2 = open(TW_DEV, O_RDWR), fd3;
+	__u64 now = tw_now(), tick = self->tw.version.tick_ns;
+	struct twl tw2;
+	int fd3;
 
-	ASSERT_LE(0, fd2);
-	ASSERT_EQ(20000, arm_many(fd2, self->a, self->status, 0, 20000,
+	ASSERT_EQ(0, twl_open(&tw2, 0));
+	ASSERT_EQ(20000, arm_many(&tw2, self->a, self->status, 0, 20000,
 				  now, 1000, 0, 0));
-	ASSERT_EQ(200, arm_many(fd2, self->a, self->status, 20000, 200,
+	ASSERT_EQ(200, arm_many(&tw2, self->a, self->status, 20000, 200,
 				now, 10, 5 * tick, 0));
-	fd3 = dup(fd2);
+	fd3 = dup(tw2.fd);
 	ASSERT_LE(0, fd3);
 	tw_sleep_ms(100);
-	ASSERT_LT(0, tw_fdinfo(fd2, "fired"));
-	ASSERT_EQ(0, close(fd2));
+	ASSERT_LT(0, tw_fdinfo(tw2.fd, "fired"));
+	ASSERT_EQ(0, close(tw2.fd));
 	ASSERT_EQ(0, close(fd3));
 	/* The device still works. */
-	ASSERT_EQ(0, tw_arm(self->fd, 1, 0, 0, 0, 0, 0));
-	EXPECT_FALSE(tw_quiet_for(self->fd, 5000));
+	ASSERT_EQ(0, twl_arm(&self->tw, 1, 0, 0, 0, 0, 0));
+	EXPECT_FALSE(tw_quiet_for(&self->tw, 5000));
 }
 
 /* Memory per timer: slab and vmalloc growth for 200k timers. */
@@ -219,7 +207,7 @@ TEST_F_TIMEOUT(scale, memory_per_timer, 300)
 
 	slab0 = meminfo_kb("Slab");
 	vm0 = meminfo_kb("VmallocUsed");
-	ASSERT_EQ(n, arm_many(self->fd, self->a, self->status, 0, n,
+	ASSERT_EQ(n, arm_many(&self->tw, self->a, self->status, 0, n,
 			      tw_now() + 100000 * MS, 0, 0, 0));
 	slab1 = meminfo_kb("Slab");
 	vm1 = meminfo_kb("VmallocUsed");
@@ -231,7 +219,7 @@ TEST_F_TIMEOUT(scale, memory_per_timer, 300)
 			TH_LOG("slabinfo: %.100s", line);
 	if (f)
 		fclose(f);
-	EXPECT_EQ(n, tw_cancel_all(self->fd));
+	EXPECT_EQ(n, twl_cancel_all(&self->tw));
 }
 
 /* Make room for @n more file descriptors; returns how many there are. */
@@ -260,7 +248,7 @@ TEST_F_TIMEOUT(scale, arm_rate_vs_timerfd, 300)
 
 	ASSERT_NE(NULL, fds);
 	t0 = tw_now();
-	ASSERT_EQ(n, arm_many(self->fd, self->a, self->status, 0, n,
+	ASSERT_EQ(n, arm_many(&self->tw, self->a, self->status, 0, n,
 			      tw_now() + 1000000 * MS, 0, 0, 0));
 	t_tw = tw_now() - t0;
 	t0 = tw_now();
@@ -294,15 +282,15 @@ TEST_F_TIMEOUT(scale, delivery_vs_epoll_timerfd, 300)
 	ASSERT_NE(NULL, ee);
 	ASSERT_NE(NULL, fds);
 	deadline = tw_now() + 500 * MS;
-	ASSERT_EQ(n, arm_many(self->fd, self->a, self->status, 0, n, deadline,
+	ASSERT_EQ(n, arm_many(&self->tw, self->a, self->status, 0, n, deadline,
 			      0, 0, 0));
 	tw_sleep_ms(1000);
 	t0 = tw_now();
 	for (got = 0; got < n; ) {
-		ssize_t r = read(self->fd, ev, sizeof(ev));
+		long r = twl_read(&self->tw, ev, BATCH);
 
 		ASSERT_LT(0, r);
-		got += r / sizeof(ev[0]);
+		got += r;
 	}
 	t_tw = tw_now() - t0;
 

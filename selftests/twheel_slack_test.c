@@ -24,40 +24,36 @@
 #define KTIME_MAX_NS	((__u64)INT64_MAX)
 
 FIXTURE(slack) {
-	int fd;
-	struct twheel_version v;
+	struct twl tw;
 };
 
 FIXTURE_SETUP(slack)
 {
-	self->fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, tw_version(self->fd, &self->v));
-	ASSERT_TRUE(self->v.features & TWHEEL_FEATURE_SLACK);
-	ASSERT_EQ(0, tw_arm(self->fd, SENTINEL, ~SENTINEL, 100 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_open(&self->tw, O_CLOEXEC));
+	ASSERT_TRUE(self->tw.version.features & TWHEEL_FEATURE_SLACK);
+	ASSERT_EQ(0, twl_arm(&self->tw, SENTINEL, ~SENTINEL, 100 * MS, 0, 0, 0));
 }
 
 FIXTURE_TEARDOWN(slack)
 {
 	struct twheel_event ev[1];
 
-	ASSERT_EQ(1, tw_read_n(self->fd, ev, 1, 5000));
+	ASSERT_EQ(1, tw_read_n(&self->tw, ev, 1, 5000));
 	EXPECT_EQ(SENTINEL, ev[0].key);
 	EXPECT_EQ(~SENTINEL, ev[0].data);
-	EXPECT_TRUE(tw_late_ok(&ev[0], self->v.tick_ns));
-	close(self->fd);
+	EXPECT_TRUE(tw_late_ok(&ev[0], self->tw.version.tick_ns));
+	twl_close(&self->tw);
 }
 
-static int arm_slack(int fd, __u64 key, __u64 delay, __u64 period,
-		     __u32 count, __u64 slack, __u32 flags)
+/* twl_arm() with a slack: the entry goes in through twl_ioctl(). */
+static int arm_slack(const struct twl *tw, __u64 key, __u64 delay,
+		     __u64 period, __u32 count, __u64 slack, __u32 flags)
 {
-	struct twheel_arm a = tw_arm_rel(key, key, delay);
+	struct twheel_arm a = twl_arm_entry(key, key, delay, period, count,
+					    flags);
 
-	a.period_ns = period;
-	a.count = count;
 	a.slack_ns = slack;
-	a.flags = flags;
-	return tw_ioctl(fd, TWHEEL_IOC_ARM, &a);
+	return twl_ioctl(tw, TWHEEL_IOC_ARM, &a);
 }
 
 /* The slack the wheel uses for @slack: a power of two ticks, or 0. */
@@ -72,11 +68,12 @@ static __u64 slack_used(__u64 tick, __u64 slack)
 	return g;
 }
 
-static __u64 query_slack(struct __test_metadata *_metadata, int fd, __u64 key)
+static __u64 query_slack(struct __test_metadata *_metadata,
+			 const struct twl *tw, __u64 key)
 {
 	struct twheel_query q;
 
-	EXPECT_EQ(0, tw_query(fd, key, &q));
+	EXPECT_EQ(0, twl_query(tw, key, &q));
 	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state & TWHEEL_STATE_PENDING);
 	return q.slack_ns;
 }
@@ -95,7 +92,7 @@ static int in_window(const struct twheel_event *ev, __u64 slack, __u64 tick)
 
 TEST_F(slack, slack_query_rounds_down)
 {
-	const __u64 tick = self->v.tick_ns;
+	const __u64 tick = self->tw.version.tick_ns;
 	const __u64 asks[] = { 0, 1, tick, 2 * tick - 1, 2 * tick, 3 * tick,
 			       100 * MS, 1000 * MS + 1, 3600000 * MS };
 	const unsigned int n = ARRAY_SIZE(asks);
@@ -103,47 +100,48 @@ TEST_F(slack, slack_query_rounds_down)
 	__u64 big;
 
 	for (i = 0; i < n; i++) {
-		ASSERT_EQ(0, arm_slack(self->fd, 1 + i, 10000000 * MS, 0, 0,
+		ASSERT_EQ(0, arm_slack(&self->tw, 1 + i, 10000000 * MS, 0, 0,
 				       asks[i], 0));
 		EXPECT_EQ(slack_used(tick, asks[i]),
-			  query_slack(_metadata, self->fd, 1 + i));
+			  query_slack(_metadata, &self->tw, 1 + i));
 	}
 	/* The largest slack is capped: still a power of two ticks. */
-	ASSERT_EQ(0, arm_slack(self->fd, n + 1, 10000000 * MS, 0, 0,
+	ASSERT_EQ(0, arm_slack(&self->tw, n + 1, 10000000 * MS, 0, 0,
 			       KTIME_MAX_NS, 0));
-	big = query_slack(_metadata, self->fd, n + 1);
+	big = query_slack(_metadata, &self->tw, n + 1);
 	EXPECT_LE(slack_used(tick, 3600000 * MS), big);
 	EXPECT_LE(big, KTIME_MAX_NS);
 	EXPECT_EQ(big, slack_used(tick, big));
-	EXPECT_EQ(n + 1, tw_cancel_all(self->fd) - 1);
-	ASSERT_EQ(0, tw_arm(self->fd, SENTINEL, ~SENTINEL, 10 * MS, 0, 0, 0));
+	EXPECT_EQ(n + 1, twl_cancel_all(&self->tw) - 1);
+	ASSERT_EQ(0, twl_arm(&self->tw, SENTINEL, ~SENTINEL, 10 * MS, 0, 0, 0));
 }
 
 TEST_F(slack, slack_query_modify_keeps_replace_sets)
 {
 	struct twheel_modify m = { .size = sizeof(m), .key = 1,
-				   .expiry_ns = 20000 * MS };
+				   .flags = TWHEEL_MODIFY_PERIOD,
+				   .expiry_ns = 20000 * MS,
+				   .period_ns = 1000 * MS };
 
-	ASSERT_EQ(0, arm_slack(self->fd, 1, 10000 * MS, 0, 0, 100 * MS, 0));
-	EXPECT_EQ(slack_used(self->v.tick_ns, 100 * MS),
-		  query_slack(_metadata, self->fd, 1));
-	ASSERT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_MODIFY, &m));
-	EXPECT_EQ(slack_used(self->v.tick_ns, 100 * MS),
-		  query_slack(_metadata, self->fd, 1));
-	m.flags = TWHEEL_MODIFY_PERIOD;
-	m.period_ns = 1000 * MS;
-	ASSERT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_MODIFY, &m));
-	EXPECT_EQ(slack_used(self->v.tick_ns, 100 * MS),
-		  query_slack(_metadata, self->fd, 1));
+	ASSERT_EQ(0, arm_slack(&self->tw, 1, 10000 * MS, 0, 0, 100 * MS, 0));
+	EXPECT_EQ(slack_used(self->tw.version.tick_ns, 100 * MS),
+		  query_slack(_metadata, &self->tw, 1));
+	ASSERT_EQ(0, twl_modify(&self->tw, 1, 20000 * MS, 0));
+	EXPECT_EQ(slack_used(self->tw.version.tick_ns, 100 * MS),
+		  query_slack(_metadata, &self->tw, 1));
+	/* A new period too: twl_modify() only moves the deadline. */
+	ASSERT_EQ(0, tw_ioctl(self->tw.fd, TWHEEL_IOC_MODIFY, &m));
+	EXPECT_EQ(slack_used(self->tw.version.tick_ns, 100 * MS),
+		  query_slack(_metadata, &self->tw, 1));
 	/* REPLACE takes the new struct's slack, none here. */
-	ASSERT_EQ(0, arm_slack(self->fd, 1, 10000 * MS, 0, 0, 0,
+	ASSERT_EQ(0, arm_slack(&self->tw, 1, 10000 * MS, 0, 0, 0,
 			       TWHEEL_ARM_REPLACE));
-	EXPECT_EQ(0, query_slack(_metadata, self->fd, 1));
-	ASSERT_EQ(0, arm_slack(self->fd, 1, 10000 * MS, 0, 0, 40 * MS,
+	EXPECT_EQ(0, query_slack(_metadata, &self->tw, 1));
+	ASSERT_EQ(0, arm_slack(&self->tw, 1, 10000 * MS, 0, 0, 40 * MS,
 			       TWHEEL_ARM_REPLACE));
-	EXPECT_EQ(slack_used(self->v.tick_ns, 40 * MS),
-		  query_slack(_metadata, self->fd, 1));
-	EXPECT_EQ(0, tw_cancel(self->fd, 1));
+	EXPECT_EQ(slack_used(self->tw.version.tick_ns, 40 * MS),
+		  query_slack(_metadata, &self->tw, 1));
+	EXPECT_EQ(0, twl_cancel(&self->tw, 1));
 }
 
 #define WINDOW_N	200
@@ -162,17 +160,17 @@ TEST_F(slack, slack_window_one_shots)
 	for (i = 1; i <= WINDOW_N; i++) {
 		seed = seed * 1103515245 + 12345;
 		slack[i] = (20 + (seed >> 8) % 281) * MS;
-		ASSERT_EQ(0, arm_slack(self->fd, i, 50 * MS + (seed >> 4) % (500 * MS),
+		ASSERT_EQ(0, arm_slack(&self->tw, i, 50 * MS + (seed >> 4) % (500 * MS),
 				       0, 0, slack[i], 0));
 	}
 	/* The sentinel is among them. */
-	ASSERT_EQ(WINDOW_N + 1, tw_read_n(self->fd, ev, WINDOW_N + 1, 5000));
+	ASSERT_EQ(WINDOW_N + 1, tw_read_n(&self->tw, ev, WINDOW_N + 1, 5000));
 	for (i = 0; i < WINDOW_N + 1; i++) {
 		if (ev[i].key == SENTINEL)
 			continue;
 		ASSERT_LE(1, ev[i].key);
 		ASSERT_GE(WINDOW_N, ev[i].key);
-		EXPECT_TRUE(in_window(&ev[i], slack[ev[i].key], self->v.tick_ns));
+		EXPECT_TRUE(in_window(&ev[i], slack[ev[i].key], self->tw.version.tick_ns));
 		for (j = 0; j < n && fires[j] != ev[i].fire_ns; j++)
 			;
 		distinct += j == n;
@@ -181,7 +179,7 @@ TEST_F(slack, slack_window_one_shots)
 	}
 	TH_LOG("%d timers fired at %u distinct times", WINDOW_N, distinct);
 	EXPECT_GT(WINDOW_N / 2, distinct);
-	ASSERT_EQ(0, tw_arm(self->fd, SENTINEL, ~SENTINEL, 10 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, SENTINEL, ~SENTINEL, 10 * MS, 0, 0, 0));
 }
 
 /* A periodic timer with slack: every fire in its window, no drift. */
@@ -192,15 +190,15 @@ TEST_F(slack, slack_window_periodic)
 	__u64 first = 0, fires = 0;
 	int i, sentinel = 0;
 
-	ASSERT_EQ(0, arm_slack(self->fd, 1, 40 * MS, period, 10, sl, 0));
+	ASSERT_EQ(0, arm_slack(&self->tw, 1, 40 * MS, period, 10, sl, 0));
 	for (i = 0; fires < 10 && i < 20; i++) {
-		ASSERT_EQ(1, tw_read_n(self->fd, ev, 1, 5000));
+		ASSERT_EQ(1, tw_read_n(&self->tw, ev, 1, 5000));
 		if (ev[0].key == SENTINEL) {
 			sentinel = 1;
 			continue;
 		}
 		EXPECT_EQ(1, ev[0].key);
-		EXPECT_TRUE(in_window(ev, sl, self->v.tick_ns));
+		EXPECT_TRUE(in_window(ev, sl, self->tw.version.tick_ns));
 		if (!first)
 			first = ev[0].deadline_ns - ev[0].overruns * period;
 		fires += 1 + ev[0].overruns;
@@ -210,13 +208,13 @@ TEST_F(slack, slack_window_periodic)
 	EXPECT_TRUE(ev[0].flags & TWHEEL_EVENT_LAST);
 	/* Else the sentinel's event is still to come. */
 	if (sentinel)
-		ASSERT_EQ(0, tw_arm(self->fd, SENTINEL, ~SENTINEL, 10 * MS, 0, 0, 0));
+		ASSERT_EQ(0, twl_arm(&self->tw, SENTINEL, ~SENTINEL, 10 * MS, 0, 0, 0));
 }
 
 /* A client built before slack_ns: 48-byte structs, no slack. */
 TEST_F(slack, slack_size_ver0)
 {
-	struct twheel_arm a = tw_arm_rel(1, 1, 10000 * MS), e[2];
+	struct twheel_arm a = twl_arm_entry(1, 1, 10000 * MS, 0, 0, 0), e[2];
 	__u8 buf[2 * TWHEEL_ARM_SIZE_VER0];
 	__s32 status[2] = { 7, 7 };
 	struct twheel_arm_batch ab = {
@@ -229,66 +227,59 @@ TEST_F(slack, slack_size_ver0)
 	/* The bytes after a VER0 struct are not the kernel's to read. */
 	a.size = TWHEEL_ARM_SIZE_VER0;
 	a.slack_ns = 100 * MS;
-	ASSERT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_ARM, &a));
-	EXPECT_EQ(0, query_slack(_metadata, self->fd, 1));
+	ASSERT_EQ(0, tw_ioctl(self->tw.fd, TWHEEL_IOC_ARM, &a));
+	EXPECT_EQ(0, query_slack(_metadata, &self->tw, 1));
 	/* Batch entries of both sizes. */
 	for (i = 0; i < 2; i++) {
-		e[i] = tw_arm_rel(2 + i, 0, 10000 * MS);
+		e[i] = twl_arm_entry(2 + i, 0, 10000 * MS, 0, 0, 0);
 		e[i].size = TWHEEL_ARM_SIZE_VER0;
 		memcpy(buf + i * TWHEEL_ARM_SIZE_VER0, &e[i], TWHEEL_ARM_SIZE_VER0);
 	}
-	EXPECT_EQ(2, tw_ioctl_ret(self->fd, TWHEEL_IOC_ARM_BATCH, &ab));
+	EXPECT_EQ(2, twl_ioctl(&self->tw, TWHEEL_IOC_ARM_BATCH, &ab));
 	EXPECT_EQ(0, status[0]);
 	EXPECT_EQ(0, status[1]);
-	EXPECT_EQ(0, query_slack(_metadata, self->fd, 3));
+	EXPECT_EQ(0, query_slack(_metadata, &self->tw, 3));
 	for (i = 0; i < 2; i++) {
-		e[i] = tw_arm_rel(4 + i, 0, 10000 * MS);
+		e[i] = twl_arm_entry(4 + i, 0, 10000 * MS, 0, 0, 0);
 		e[i].slack_ns = 100 * MS;
 	}
-	ab.entries = (__u64)(uintptr_t)e;
-	ab.entry_size = sizeof(e[0]);
-	EXPECT_EQ(2, tw_ioctl_ret(self->fd, TWHEEL_IOC_ARM_BATCH, &ab));
-	EXPECT_EQ(slack_used(self->v.tick_ns, 100 * MS),
-		  query_slack(_metadata, self->fd, 5));
-	EXPECT_EQ(5, tw_cancel_all(self->fd) - 1);
-	ASSERT_EQ(0, tw_arm(self->fd, SENTINEL, ~SENTINEL, 10 * MS, 0, 0, 0));
+	EXPECT_EQ(2, twl_arm_batch(&self->tw, e, 2, status));
+	EXPECT_EQ(slack_used(self->tw.version.tick_ns, 100 * MS),
+		  query_slack(_metadata, &self->tw, 5));
+	EXPECT_EQ(5, twl_cancel_all(&self->tw) - 1);
+	ASSERT_EQ(0, twl_arm(&self->tw, SENTINEL, ~SENTINEL, 10 * MS, 0, 0, 0));
 }
 
 /* A slack above KTIME_MAX: -EINVAL, nothing armed, other timers fire. */
 TEST_F(slack, slack_bad_value)
 {
-	struct twheel_arm e[3] = { tw_arm_rel(2, 0, 10 * MS),
-				   tw_arm_rel(3, 0, 10 * MS),
-				   tw_arm_rel(4, 0, 10 * MS) };
+	struct twheel_arm e[3] = { twl_arm_entry(2, 0, 10 * MS, 0, 0, 0),
+				   twl_arm_entry(3, 0, 10 * MS, 0, 0, 0),
+				   twl_arm_entry(4, 0, 10 * MS, 0, 0, 0) };
 	__s32 status[3] = { 7, 7, 7 };
-	struct twheel_arm_batch ab = {
-		.size = sizeof(ab), .entries = (__u64)(uintptr_t)e,
-		.status = (__u64)(uintptr_t)status, .count = 3,
-		.entry_size = sizeof(e[0]),
-	};
 	struct twheel_event ev[3];
 	int i;
 
-	EXPECT_EQ(-EINVAL, arm_slack(self->fd, 1, 10 * MS, 0, 0,
+	EXPECT_EQ(-EINVAL, arm_slack(&self->tw, 1, 10 * MS, 0, 0,
 				     KTIME_MAX_NS + 1, 0));
-	EXPECT_EQ(-EINVAL, arm_slack(self->fd, 1, 10 * MS, 0, 0, ~0ULL, 0));
-	EXPECT_EQ(-ENOENT, tw_cancel(self->fd, 1));
+	EXPECT_EQ(-EINVAL, arm_slack(&self->tw, 1, 10 * MS, 0, 0, ~0ULL, 0));
+	EXPECT_EQ(-ENOENT, twl_cancel(&self->tw, 1));
 	e[1].slack_ns = ~0ULL;
 	e[2].slack_ns = 30 * MS;
-	EXPECT_EQ(2, tw_ioctl_ret(self->fd, TWHEEL_IOC_ARM_BATCH, &ab));
+	EXPECT_EQ(2, twl_arm_batch(&self->tw, e, 3, status));
 	EXPECT_EQ(0, status[0]);
 	EXPECT_EQ(-EINVAL, status[1]);
 	EXPECT_EQ(0, status[2]);
-	EXPECT_EQ(-ENOENT, tw_cancel(self->fd, 3));
+	EXPECT_EQ(-ENOENT, twl_cancel(&self->tw, 3));
 	/* Keys 2, 4 and the sentinel fire. */
-	ASSERT_EQ(3, tw_read_n(self->fd, ev, 3, 5000));
+	ASSERT_EQ(3, tw_read_n(&self->tw, ev, 3, 5000));
 	for (i = 0; i < 3; i++) {
 		EXPECT_TRUE(ev[i].key == 2 || ev[i].key == 4 ||
 			    ev[i].key == SENTINEL);
 		EXPECT_TRUE(in_window(&ev[i], ev[i].key == 4 ? 30 * MS : 0,
-				      self->v.tick_ns));
+				      self->tw.version.tick_ns));
 	}
-	ASSERT_EQ(0, tw_arm(self->fd, SENTINEL, ~SENTINEL, 10 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, SENTINEL, ~SENTINEL, 10 * MS, 0, 0, 0));
 }
 
 TW_HARNESS_MAIN

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <linux/twheel.h>
+#include <twheel/libtwheel.h>
 
 #include "kselftest.h"
 
@@ -99,102 +100,47 @@ static inline void tw_sleep_ms(unsigned int ms)
 		;
 }
 
-/* ioctl() as 0 or -errno. */
+/*
+ * Opening, the handshake, arming, cancelling, querying and reading go
+ * through libtwheel.h, as an application's would. tw_ioctl() is for the
+ * tests that send the kernel what the library never builds: short,
+ * oversized or malformed structs, unknown flags, bad pointers.
+ */
+
+/* ioctl() on a raw fd as 0 or -errno. */
 static inline int tw_ioctl(int fd, unsigned long cmd, void *arg)
 {
 	return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
-}
-
-static inline long tw_ioctl_ret(int fd, unsigned long cmd, void *arg)
-{
-	long ret = ioctl(fd, cmd, arg);
-
-	return ret < 0 ? -errno : ret;
-}
-
-static inline int tw_version(int fd, struct twheel_version *v)
-{
-	memset(v, 0, sizeof(*v));
-	v->size = sizeof(*v);
-	v->api = TWHEEL_API;
-	return tw_ioctl(fd, TWHEEL_IOC_VERSION, v);
-}
-
-static inline struct twheel_arm tw_arm_rel(__u64 key, __u64 data,
-					   __u64 delay_ns)
-{
-	struct twheel_arm a = {
-		.size = sizeof(a), .key = key, .data = data,
-		.expiry_ns = delay_ns,
-	};
-
-	return a;
-}
-
-static inline int tw_arm(int fd, __u64 key, __u64 data, __u64 delay,
-			 __u64 period, __u32 count, __u32 flags)
-{
-	struct twheel_arm a = tw_arm_rel(key, data, delay);
-
-	a.period_ns = period;
-	a.count = count;
-	a.flags = flags;
-	return tw_ioctl(fd, TWHEEL_IOC_ARM, &a);
-}
-
-static inline int tw_cancel(int fd, __u64 key)
-{
-	struct twheel_cancel c = { .size = sizeof(c), .key = key };
-
-	return tw_ioctl(fd, TWHEEL_IOC_CANCEL, &c);
-}
-
-static inline int tw_query(int fd, __u64 key, struct twheel_query *q)
-{
-	memset(q, 0, sizeof(*q));
-	q->size = sizeof(*q);
-	q->key = key;
-	return tw_ioctl(fd, TWHEEL_IOC_QUERY, q);
-}
-
-static inline long tw_cancel_all(int fd)
-{
-	struct twheel_cancel_all c = { .size = sizeof(c) };
-
-	return tw_ioctl_ret(fd, TWHEEL_IOC_CANCEL_ALL, &c);
 }
 
 /*
  * Read events until @n have arrived or @timeout_ms passed without one;
  * returns the number read.
  */
-static inline int tw_read_n(int fd, struct twheel_event *ev, int n,
-			    int timeout_ms)
+static inline int tw_read_n(const struct twl *tw, struct twheel_event *ev,
+			    int n, int timeout_ms)
 {
 	int got = 0;
 
 	while (got < n) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		ssize_t r;
+		long r;
 
-		if (poll(&p, 1, timeout_ms) <= 0)
+		if (twl_wait(tw, timeout_ms) <= 0)
 			break;
-		r = read(fd, ev + got, (n - got) * sizeof(*ev));
-		if (r < 0 && errno == EAGAIN)
+		r = twl_read(tw, ev + got, n - got);
+		if (r == -EAGAIN)
 			continue;
 		if (r <= 0)
 			break;
-		got += r / sizeof(*ev);
+		got += r;
 	}
 	return got;
 }
 
 /* No event within @ms milliseconds? */
-static inline int tw_quiet_for(int fd, int ms)
+static inline int tw_quiet_for(const struct twl *tw, int ms)
 {
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	return poll(&p, 1, ms) == 0;
+	return twl_wait(tw, ms) == 0;
 }
 
 /* An address that faults, unknown to the compiler. */

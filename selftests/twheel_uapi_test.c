@@ -59,16 +59,13 @@ static_assert(sizeof(struct twheel_arm) == TWHEEL_ARM_SIZE_VER0 + 8, "");
 static_assert(sizeof(struct twheel_event) == TWHEEL_EVENT_SIZE_VER0, "");
 
 FIXTURE(uapi) {
-	int fd;
-	struct twheel_version v;
+	struct twl tw;
 };
 
 FIXTURE_SETUP(uapi)
 {
-	self->fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, tw_version(self->fd, &self->v));
-	ASSERT_EQ(0, tw_arm(self->fd, SENTINEL, ~SENTINEL, 100 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_open(&self->tw, O_CLOEXEC));
+	ASSERT_EQ(0, twl_arm(&self->tw, SENTINEL, ~SENTINEL, 100 * MS, 0, 0, 0));
 }
 
 FIXTURE_TEARDOWN(uapi)
@@ -76,13 +73,13 @@ FIXTURE_TEARDOWN(uapi)
 	struct twheel_event ev[1];
 
 	/* Back to VER0 records, whatever a test asked for. */
-	self->v.want_event_size = TWHEEL_EVENT_SIZE_VER0;
-	ASSERT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_VERSION, &self->v));
-	ASSERT_EQ(1, tw_read_n(self->fd, ev, 1, 5000));
+	self->tw.version.want_event_size = TWHEEL_EVENT_SIZE_VER0;
+	ASSERT_EQ(0, tw_ioctl(self->tw.fd, TWHEEL_IOC_VERSION, &self->tw.version));
+	ASSERT_EQ(1, tw_read_n(&self->tw, ev, 1, 5000));
 	EXPECT_EQ(SENTINEL, ev[0].key);
 	EXPECT_EQ(~SENTINEL, ev[0].data);
-	EXPECT_TRUE(tw_late_ok(&ev[0], self->v.tick_ns));
-	close(self->fd);
+	EXPECT_TRUE(tw_late_ok(&ev[0], self->tw.version.tick_ns));
+	twl_close(&self->tw);
 }
 
 /* A client of the first API: every struct at its *_SIZE_VER0. */
@@ -90,15 +87,15 @@ TEST_F(uapi, size_ver0_v1_client)
 {
 	struct twheel_version v = { .size = TWHEEL_VERSION_SIZE_VER0,
 				    .api = TWHEEL_API };
-	struct twheel_arm a = tw_arm_rel(1, 11, 10 * MS);
+	struct twheel_arm a = twl_arm_entry(1, 11, 10 * MS, 0, 0, 0);
 	struct twheel_query q = { .size = TWHEEL_QUERY_SIZE_VER0, .key = 2 };
 	struct twheel_modify m = { .size = TWHEEL_MODIFY_SIZE_VER0, .key = 2,
 				   .expiry_ns = 20 * MS };
 	struct twheel_cancel c = { .size = TWHEEL_CANCEL_SIZE_VER0, .key = 3 };
 	__u64 keys[1] = { 4 };
 	__s32 status[2] = { 7, 7 };
-	struct twheel_arm e0[2] = { tw_arm_rel(3, 0, 10000 * MS),
-				    tw_arm_rel(4, 0, 10000 * MS) };
+	struct twheel_arm e0[2] = { twl_arm_entry(3, 0, 10000 * MS, 0, 0, 0),
+				    twl_arm_entry(4, 0, 10000 * MS, 0, 0, 0) };
 	struct arm_v1 e[2];
 	struct twheel_arm_batch ab = {
 		.size = TWHEEL_ARM_BATCH_SIZE_VER0, .entries = (uintptr_t)e,
@@ -118,32 +115,32 @@ TEST_F(uapi, size_ver0_v1_client)
 		memcpy(&e[i], &e0[i], sizeof(e[i]));
 	}
 	/* A v1 client never sets want_event_size: VER0 records. */
-	ASSERT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_VERSION, &v));
+	ASSERT_EQ(0, tw_ioctl(self->tw.fd, TWHEEL_IOC_VERSION, &v));
 	EXPECT_EQ(TWHEEL_EVENT_SIZE_VER0, v.event_size);
 	a.size = TWHEEL_ARM_SIZE_VER0;
-	ASSERT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_ARM, &a));
+	ASSERT_EQ(0, tw_ioctl(self->tw.fd, TWHEEL_IOC_ARM, &a));
 	a.key = 2;
 	a.expiry_ns = 10000 * MS;
-	ASSERT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_ARM, &a));
-	ASSERT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_MODIFY, &m));
-	ASSERT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_QUERY, &q));
+	ASSERT_EQ(0, tw_ioctl(self->tw.fd, TWHEEL_IOC_ARM, &a));
+	ASSERT_EQ(0, tw_ioctl(self->tw.fd, TWHEEL_IOC_MODIFY, &m));
+	ASSERT_EQ(0, tw_ioctl(self->tw.fd, TWHEEL_IOC_QUERY, &q));
 	EXPECT_EQ(TWHEEL_STATE_PENDING, q.state);
 	EXPECT_EQ(TWHEEL_QUERY_SIZE_VER0, q.size);
 	EXPECT_GE(20 * MS, q.remaining_ns);
-	EXPECT_EQ(2, tw_ioctl_ret(self->fd, TWHEEL_IOC_ARM_BATCH, &ab));
+	EXPECT_EQ(2, twl_ioctl(&self->tw, TWHEEL_IOC_ARM_BATCH, &ab));
 	EXPECT_EQ(0, status[0]);
 	EXPECT_EQ(0, status[1]);
-	EXPECT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_CANCEL, &c));
-	EXPECT_EQ(1, tw_ioctl_ret(self->fd, TWHEEL_IOC_CANCEL_BATCH, &cb));
+	EXPECT_EQ(0, tw_ioctl(self->tw.fd, TWHEEL_IOC_CANCEL, &c));
+	EXPECT_EQ(1, twl_ioctl(&self->tw, TWHEEL_IOC_CANCEL_BATCH, &cb));
 	/* Keys 1, 2 and the sentinel, in an order the load decides. */
-	n = tw_read_n(self->fd, ev, 3, 5000);
+	n = tw_read_n(&self->tw, ev, 3, 5000);
 	ASSERT_EQ(3, n);
 	for (i = 0; i < n; i++) {
 		EXPECT_TRUE(ev[i].key == 1 || ev[i].key == 2 ||
 			    ev[i].key == SENTINEL);
 		EXPECT_LE(ev[i].deadline_ns, ev[i].fire_ns);	/* never early */
 	}
-	ASSERT_EQ(0, tw_arm(self->fd, SENTINEL, ~SENTINEL, 10 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, SENTINEL, ~SENTINEL, 10 * MS, 0, 0, 0));
 }
 
 /* A v2 client that leaves its new fields 0 works on this kernel. */
@@ -151,9 +148,9 @@ TEST_F(uapi, size_ver0_v2_client_zero_tail)
 {
 	struct version_v2 v = { .v1 = { .size = sizeof(v), .api = TWHEEL_API,
 					.want_event_size = sizeof(struct event_v2) } };
-	struct arm_v2 a = { .v1 = tw_arm_rel(1, 21, 10 * MS) };
-	struct arm_v2 e[2] = { { .v1 = tw_arm_rel(2, 22, 10 * MS) },
-			       { .v1 = tw_arm_rel(3, 23, 10000 * MS) } };
+	struct arm_v2 a = { .v1 = twl_arm_entry(1, 21, 10 * MS, 0, 0, 0) };
+	struct arm_v2 e[2] = { { .v1 = twl_arm_entry(2, 22, 10 * MS, 0, 0, 0) },
+			       { .v1 = twl_arm_entry(3, 23, 10000 * MS, 0, 0, 0) } };
 	__s32 status[2];
 	struct twheel_arm_batch ab = {
 		.size = sizeof(ab), .entries = (uintptr_t)e,
@@ -166,16 +163,16 @@ TEST_F(uapi, size_ver0_v2_client_zero_tail)
 	ssize_t r;
 	int i, seen = 0;
 
-	ASSERT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_VERSION, &v));
+	ASSERT_EQ(0, tw_ioctl(self->tw.fd, TWHEEL_IOC_VERSION, &v));
 	EXPECT_EQ(sizeof(struct event_v2), v.v1.event_size);
 	EXPECT_TRUE(v.v1.features & TWHEEL_FEATURE_EVENT_SIZE);
 	EXPECT_EQ(0, v.more_features);	/* beyond the kernel's struct */
 	a.v1.size = sizeof(a);
-	ASSERT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_ARM, &a));
+	ASSERT_EQ(0, tw_ioctl(self->tw.fd, TWHEEL_IOC_ARM, &a));
 	e[0].v1.size = sizeof(e[0]);
 	e[1].v1.size = sizeof(e[1]);
-	EXPECT_EQ(2, tw_ioctl_ret(self->fd, TWHEEL_IOC_ARM_BATCH, &ab));
-	ASSERT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_QUERY, &q));
+	EXPECT_EQ(2, twl_ioctl(&self->tw, TWHEEL_IOC_ARM_BATCH, &ab));
+	ASSERT_EQ(0, tw_ioctl(self->tw.fd, TWHEEL_IOC_QUERY, &q));
 	EXPECT_EQ(TWHEEL_STATE_PENDING, q.v1.state);
 	EXPECT_EQ(23, q.v1.data);
 	EXPECT_EQ(sizeof(q), q.v1.size);
@@ -183,15 +180,15 @@ TEST_F(uapi, size_ver0_v2_client_zero_tail)
 
 	/* A buffer of less than one v2 record is too small now. */
 	tw_sleep_ms(50);
-	EXPECT_EQ(-1, read(self->fd, buf, sizeof(buf)));
+	EXPECT_EQ(-1, read(self->tw.fd, buf, sizeof(buf)));
 	EXPECT_EQ(EINVAL, errno);
 	/* Records of the v2 size, the unknown field 0 (the sentinel too). */
 	memset(ev, 0xa5, sizeof(ev));
 	while (seen < 3) {
-		struct pollfd p = { .fd = self->fd, .events = POLLIN };
+		struct pollfd p = { .fd = self->tw.fd, .events = POLLIN };
 
 		ASSERT_EQ(1, poll(&p, 1, 5000));
-		r = read(self->fd, ev, sizeof(ev));
+		r = read(self->tw.fd, ev, sizeof(ev));
 		ASSERT_LT(0, r);
 		ASSERT_EQ(0, r % sizeof(ev[0]));
 		for (i = 0; i < r / (ssize_t)sizeof(ev[0]); i++, seen++) {
@@ -202,8 +199,8 @@ TEST_F(uapi, size_ver0_v2_client_zero_tail)
 		}
 	}
 	EXPECT_EQ(3, seen);
-	EXPECT_EQ(0, tw_cancel(self->fd, 3));
-	ASSERT_EQ(0, tw_arm(self->fd, SENTINEL, ~SENTINEL, 10 * MS, 0, 0, 0));
+	EXPECT_EQ(0, twl_cancel(&self->tw, 3));
+	ASSERT_EQ(0, twl_arm(&self->tw, SENTINEL, ~SENTINEL, 10 * MS, 0, 0, 0));
 }
 
 /*
@@ -212,10 +209,10 @@ TEST_F(uapi, size_ver0_v2_client_zero_tail)
  */
 TEST_F(uapi, size_ver0_v2_client_e2big_writes_size)
 {
-	struct arm_v2 a = { .v1 = tw_arm_rel(1, 31, 10000 * MS) };
+	struct arm_v2 a = { .v1 = twl_arm_entry(1, 31, 10000 * MS, 0, 0, 0) };
 	struct query_v2 q = { .v1 = { .size = sizeof(q), .key = 1 },
 			      .clockid = 1 };
-	struct arm_v2 e = { .v1 = tw_arm_rel(2, 32, 10000 * MS), .future_ns = 1 };
+	struct arm_v2 e = { .v1 = twl_arm_entry(2, 32, 10000 * MS, 0, 0, 0), .future_ns = 1 };
 	__s32 status = TWHEEL_STATUS_UNDONE;
 	struct twheel_arm_batch ab = {
 		.size = sizeof(ab), .entries = (uintptr_t)&e,
@@ -228,29 +225,29 @@ TEST_F(uapi, size_ver0_v2_client_e2big_writes_size)
 	ASSERT_NE(NULL, page);
 	a.v1.size = sizeof(a);
 	a.future_ns = 5 * MS;
-	EXPECT_EQ(-E2BIG, tw_ioctl(self->fd, TWHEEL_IOC_ARM, &a));
+	EXPECT_EQ(-E2BIG, tw_ioctl(self->tw.fd, TWHEEL_IOC_ARM, &a));
 	EXPECT_EQ(sizeof(struct twheel_arm), a.v1.size);
-	EXPECT_EQ(-ENOENT, tw_cancel(self->fd, 1));
+	EXPECT_EQ(-ENOENT, twl_cancel(&self->tw, 1));
 	/* The caller falls back to what the kernel knows. */
-	EXPECT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_ARM, &a));
-	EXPECT_EQ(-E2BIG, tw_ioctl(self->fd, TWHEEL_IOC_QUERY, &q));
+	EXPECT_EQ(0, tw_ioctl(self->tw.fd, TWHEEL_IOC_ARM, &a));
+	EXPECT_EQ(-E2BIG, tw_ioctl(self->tw.fd, TWHEEL_IOC_QUERY, &q));
 	EXPECT_EQ(sizeof(struct twheel_query), q.v1.size);
-	EXPECT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_QUERY, &q));
+	EXPECT_EQ(0, tw_ioctl(self->tw.fd, TWHEEL_IOC_QUERY, &q));
 	EXPECT_EQ(31, q.v1.data);
 	/* Above a page: -E2BIG even with a zero tail, and the size. */
 	memset(page, 0, 2 * 4096);
 	bigq->size = 4096 + 8;
 	bigq->key = 1;
-	EXPECT_EQ(-E2BIG, tw_ioctl(self->fd, TWHEEL_IOC_QUERY, bigq));
+	EXPECT_EQ(-E2BIG, tw_ioctl(self->tw.fd, TWHEEL_IOC_QUERY, bigq));
 	EXPECT_EQ(sizeof(struct twheel_query), bigq->size);
 	/* A batch entry: -E2BIG in its status; entries are never written. */
 	e.v1.size = sizeof(e);
-	EXPECT_EQ(0, tw_ioctl_ret(self->fd, TWHEEL_IOC_ARM_BATCH, &ab));
+	EXPECT_EQ(0, twl_ioctl(&self->tw, TWHEEL_IOC_ARM_BATCH, &ab));
 	EXPECT_EQ(-E2BIG, status);
 	EXPECT_EQ(sizeof(e), e.v1.size);
-	EXPECT_EQ(-ENOENT, tw_cancel(self->fd, 2));
-	EXPECT_EQ(2, tw_fdinfo(self->fd, "timers"));
-	EXPECT_EQ(0, tw_cancel(self->fd, 1));
+	EXPECT_EQ(-ENOENT, twl_cancel(&self->tw, 2));
+	EXPECT_EQ(2, tw_fdinfo(self->tw.fd, "timers"));
+	EXPECT_EQ(0, twl_cancel(&self->tw, 1));
 	free(page);
 }
 
@@ -258,33 +255,42 @@ TEST_F(uapi, size_ver0_v2_client_e2big_writes_size)
 TEST_F(uapi, size_ver0_bad_sizes)
 {
 	struct twheel_version v = { .size = sizeof(v), .api = TWHEEL_API };
-	struct twheel_arm a = tw_arm_rel(1, 0, 0);
+	struct twheel_arm a = twl_arm_entry(1, 0, 0, 0, 0, 0);
 	static const __u32 bad[] = { 8, TWHEEL_EVENT_SIZE_VER0 - 8,
 				     TWHEEL_EVENT_SIZE_VER0 + 4,
 				     TWHEEL_EVENT_SIZE_MAX + 8, UINT32_MAX };
 	unsigned int i;
 
 	a.size = TWHEEL_ARM_SIZE_VER0 - 8;
-	EXPECT_EQ(-EINVAL, tw_ioctl(self->fd, TWHEEL_IOC_ARM, &a));
+	EXPECT_EQ(-EINVAL, tw_ioctl(self->tw.fd, TWHEEL_IOC_ARM, &a));
 	v.size = TWHEEL_VERSION_SIZE_VER0 - 4;
-	EXPECT_EQ(-EINVAL, tw_ioctl(self->fd, TWHEEL_IOC_VERSION, &v));
+	EXPECT_EQ(-EINVAL, tw_ioctl(self->tw.fd, TWHEEL_IOC_VERSION, &v));
 	v.size = sizeof(v);
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		v.want_event_size = bad[i];
-		EXPECT_EQ(-EINVAL, tw_ioctl(self->fd, TWHEEL_IOC_VERSION, &v));
+		EXPECT_EQ(-EINVAL, tw_ioctl(self->tw.fd, TWHEEL_IOC_VERSION, &v));
 	}
 	/* Unchanged, and 0 keeps the size. */
 	v.want_event_size = 0;
-	EXPECT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_VERSION, &v));
+	EXPECT_EQ(0, tw_ioctl(self->tw.fd, TWHEEL_IOC_VERSION, &v));
 	EXPECT_EQ(TWHEEL_EVENT_SIZE_VER0, v.event_size);
 	v.want_event_size = TWHEEL_EVENT_SIZE_MAX;
-	EXPECT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_VERSION, &v));
+	EXPECT_EQ(0, tw_ioctl(self->tw.fd, TWHEEL_IOC_VERSION, &v));
 	EXPECT_EQ(TWHEEL_EVENT_SIZE_MAX, v.event_size);
 	v.want_event_size = 0;
-	EXPECT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_VERSION, &v));
+	EXPECT_EQ(0, tw_ioctl(self->tw.fd, TWHEEL_IOC_VERSION, &v));
 	EXPECT_EQ(TWHEEL_EVENT_SIZE_MAX, v.event_size);
-	EXPECT_EQ(1, tw_fdinfo(self->fd, "timers"));
-	EXPECT_EQ(TWHEEL_EVENT_SIZE_MAX, tw_fdinfo(self->fd, "event_size"));
+	EXPECT_EQ(1, tw_fdinfo(self->tw.fd, "timers"));
+	EXPECT_EQ(TWHEEL_EVENT_SIZE_MAX, tw_fdinfo(self->tw.fd, "event_size"));
+}
+
+/* TWHEEL_IOC_VERSION that asks for the record size and sets none. */
+static int version_ask(int fd, struct twheel_version *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->size = sizeof(*v);
+	v->api = TWHEEL_API;
+	return tw_ioctl(fd, TWHEEL_IOC_VERSION, v);
 }
 
 /* The record size belongs to the open file: dup shares it, open does not. */
@@ -292,26 +298,27 @@ TEST_F(uapi, size_ver0_event_size_per_file)
 {
 	struct twheel_version v = { .size = sizeof(v), .api = TWHEEL_API,
 				    .want_event_size = 64 };
-	int fd2 = open(TW_DEV, O_RDWR | O_CLOEXEC), fd3 = dup(self->fd);
+	int fd3 = dup(self->tw.fd);
 	struct twheel_version v2;
 	struct twheel_query q;
+	struct twl tw2;
 	struct {
 		struct twheel_event ev;
 		__u64 tail[3];
 	} rec;
 	struct twheel_event ev;
 
-	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, twl_open(&tw2, O_CLOEXEC));
 	ASSERT_LE(0, fd3);
-	ASSERT_EQ(0, tw_ioctl(self->fd, TWHEEL_IOC_VERSION, &v));
-	ASSERT_EQ(0, tw_version(fd2, &v2));
+	ASSERT_EQ(0, tw_ioctl(self->tw.fd, TWHEEL_IOC_VERSION, &v));
+	ASSERT_EQ(0, version_ask(tw2.fd, &v2));
 	EXPECT_EQ(TWHEEL_EVENT_SIZE_VER0, v2.event_size);
-	ASSERT_EQ(0, tw_version(fd3, &v2));
+	ASSERT_EQ(0, version_ask(fd3, &v2));
 	EXPECT_EQ(64, v2.event_size);
-	ASSERT_EQ(0, tw_arm(fd2, 1, 41, 0, 0, 0, 0));
-	ASSERT_EQ(1, tw_read_n(fd2, &ev, 1, 5000));
+	ASSERT_EQ(0, twl_arm(&tw2, 1, 41, 0, 0, 0, 0));
+	ASSERT_EQ(1, tw_read_n(&tw2, &ev, 1, 5000));
 	EXPECT_EQ(41, ev.data);
-	ASSERT_EQ(0, tw_arm(self->fd, 1, 42, 0, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&self->tw, 1, 42, 0, 0, 0, 0));
 	/* The sentinel may come first: read until key 1, then re-arm it. */
 	do {
 		struct pollfd p = { .fd = fd3, .events = POLLIN };
@@ -324,10 +331,10 @@ TEST_F(uapi, size_ver0_event_size_per_file)
 	} while (rec.ev.key == SENTINEL);
 	EXPECT_EQ(1, rec.ev.key);
 	EXPECT_EQ(42, rec.ev.data);
-	if (tw_query(self->fd, SENTINEL, &q))
-		ASSERT_EQ(0, tw_arm(self->fd, SENTINEL, ~SENTINEL, 10 * MS,
-				    0, 0, 0));
-	close(fd2);
+	if (twl_query(&self->tw, SENTINEL, &q))
+		ASSERT_EQ(0, twl_arm(&self->tw, SENTINEL, ~SENTINEL, 10 * MS,
+				     0, 0, 0));
+	twl_close(&tw2);
 	close(fd3);
 }
 
@@ -368,41 +375,41 @@ TEST_F(uapi, batch_status_fault_stops_between_chunks)
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_EQ(0, mprotect(p + 4096, 4096, PROT_NONE));
 	for (i = 0; i < 100; i++) {
-		e[i] = tw_arm_rel(1000 + i, i, 10000 * MS);
+		e[i] = twl_arm_entry(1000 + i, i, 10000 * MS, 0, 0, 0);
 		keys[i] = 1000 + i;
 	}
 	e[5].flags = 1U << 30;	/* a bad entry, reported in its status */
 	status_undone(status, 64);
-	EXPECT_EQ(-EFAULT, tw_ioctl_ret(self->fd, TWHEEL_IOC_ARM_BATCH, &ab));
+	EXPECT_EQ(-EFAULT, twl_ioctl(&self->tw, TWHEEL_IOC_ARM_BATCH, &ab));
 	EXPECT_EQ(0, status[0]);
 	EXPECT_EQ(-EINVAL, status[5]);
 	EXPECT_EQ(0, status[63]);
-	EXPECT_EQ(0, tw_query(self->fd, 1063, &q));
-	EXPECT_EQ(-ENOENT, tw_query(self->fd, 1064, &q));
-	EXPECT_EQ(1 + 63, tw_fdinfo(self->fd, "timers"));
+	EXPECT_EQ(0, twl_query(&self->tw, 1063, &q));
+	EXPECT_EQ(-ENOENT, twl_query(&self->tw, 1064, &q));
+	EXPECT_EQ(1 + 63, tw_fdinfo(self->tw.fd, "timers"));
 
 	status_undone(status, 64);
 	ab.flags = TWHEEL_BATCH_PROGRESS;
 	e[5].flags = 0;
-	EXPECT_EQ(64, tw_ioctl_ret(self->fd, TWHEEL_IOC_ARM_BATCH, &ab));
+	EXPECT_EQ(64, twl_ioctl(&self->tw, TWHEEL_IOC_ARM_BATCH, &ab));
 	EXPECT_EQ(0, status[5]);
 	EXPECT_EQ(-EEXIST, status[6]);
 	/* Faulting at the first chunk: nothing processed, -EFAULT. */
 	ab.status = (uintptr_t)(p + 4096);
-	EXPECT_EQ(-EFAULT, tw_ioctl_ret(self->fd, TWHEEL_IOC_ARM_BATCH, &ab));
-	EXPECT_EQ(1 + 64, tw_fdinfo(self->fd, "timers"));
+	EXPECT_EQ(-EFAULT, twl_ioctl(&self->tw, TWHEEL_IOC_ARM_BATCH, &ab));
+	EXPECT_EQ(1 + 64, tw_fdinfo(self->tw.fd, "timers"));
 
 	/* The same for CANCEL_BATCH. */
 	status_undone(status, 64);
 	cb.flags = TWHEEL_BATCH_PROGRESS;
-	EXPECT_EQ(64, tw_ioctl_ret(self->fd, TWHEEL_IOC_CANCEL_BATCH, &cb));
+	EXPECT_EQ(64, twl_ioctl(&self->tw, TWHEEL_IOC_CANCEL_BATCH, &cb));
 	EXPECT_EQ(0, status[63]);
-	EXPECT_EQ(1, tw_fdinfo(self->fd, "timers"));
+	EXPECT_EQ(1, tw_fdinfo(self->tw.fd, "timers"));
 	/* Unknown batch flags. */
 	cb.flags = 2;
-	EXPECT_EQ(-EINVAL, tw_ioctl_ret(self->fd, TWHEEL_IOC_CANCEL_BATCH, &cb));
+	EXPECT_EQ(-EINVAL, twl_ioctl(&self->tw, TWHEEL_IOC_CANCEL_BATCH, &cb));
 	ab.flags = 1U << 31;
-	EXPECT_EQ(-EINVAL, tw_ioctl_ret(self->fd, TWHEEL_IOC_ARM_BATCH, &ab));
+	EXPECT_EQ(-EINVAL, twl_ioctl(&self->tw, TWHEEL_IOC_ARM_BATCH, &ab));
 	munmap(p, 2 * 4096);
 }
 
@@ -480,18 +487,18 @@ static void batch_killed(struct __test_metadata *_metadata, int fd, int arm)
 
 TEST_F(uapi, batch_cancel_killable)
 {
-	batch_killed(_metadata, self->fd, 0);
+	batch_killed(_metadata, self->tw.fd, 0);
 }
 
 TEST_F(uapi, batch_arm_killable)
 {
-	batch_killed(_metadata, self->fd, 1);
+	batch_killed(_metadata, self->tw.fd, 1);
 }
 
 /* Entry @i of a mixed batch: key 1000 + @i, data @i, at @deadline. */
 static void mixed_entry(struct twheel_arm *e, int i, __u64 deadline)
 {
-	*e = tw_arm_rel(1000 + i, i, deadline);
+	*e = twl_arm_entry(1000 + i, i, deadline, 0, 0, 0);
 	e->flags = TWHEEL_ARM_ABS;
 }
 
@@ -506,13 +513,9 @@ static void mixed_entry(struct twheel_arm *e, int i, __u64 deadline)
  */
 TEST_F(uapi, batch_mixed_chunks)
 {
-	int fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
 	__u64 d = tw_now() + 400 * MS;
 	struct twheel_arm e[100];
-	struct twheel_arm_batch ab = {
-		.size = sizeof(ab), .entries = (uintptr_t)e,
-		.count = 100, .entry_size = sizeof(e[0]),
-	};
+	struct twl tw;
 	/* The events' keys in order, and the data of each key. */
 	static const int order[] = {
 		1001, 1002, 1010, 1012, 1013, 1014, 1015, 1016, 1017, 1018,
@@ -524,10 +527,9 @@ TEST_F(uapi, batch_mixed_chunks)
 	unsigned long old_max;
 	int i, n;
 
-	ASSERT_LE(0, fd);
-	ab.status = (uintptr_t)status;
+	ASSERT_EQ(0, twl_open(&tw, O_CLOEXEC));
 	/* A key the file has before the batch. */
-	ASSERT_EQ(0, tw_arm(fd, 5000, 0, 10000 * MS, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(&tw, 5000, 0, 10000 * MS, 0, 0, 0));
 	for (i = 0; i < 100; i++) {
 		mixed_entry(&e[i], i, d);
 		/* Past the file's limit of 31: -ENOSPC unless said below. */
@@ -566,18 +568,18 @@ TEST_F(uapi, batch_mixed_chunks)
 
 	ASSERT_EQ(0, tw_param_read("max_timers", &old_max));
 	ASSERT_EQ(0, tw_param_write("max_timers", 31));
-	n = tw_ioctl_ret(fd, TWHEEL_IOC_ARM_BATCH, &ab);
+	n = twl_arm_batch(&tw, e, 100, status);
 	ASSERT_EQ(0, tw_param_write("max_timers", old_max));
 	EXPECT_EQ(3 + 1 + 27 + 1 + 1, n);
 	for (i = 0; i < 100; i++)
 		EXPECT_EQ(want[i], status[i]) TH_LOG("entry %d", i);
-	EXPECT_EQ(31, tw_fdinfo(fd, "timers"));
-	EXPECT_EQ(1 + 33, tw_fdinfo(fd, "armed"));
+	EXPECT_EQ(31, tw_fdinfo(tw.fd, "timers"));
+	EXPECT_EQ(1 + 33, tw_fdinfo(tw.fd, "armed"));
 
 	/* All due at d, the periodic one also at d + 20 ms: one event. */
 	while (tw_now() < d + 200 * MS)
 		tw_sleep_ms(10);
-	n = tw_read_n(fd, ev, 32, 2000);
+	n = tw_read_n(&tw, ev, 32, 2000);
 	ASSERT_EQ(30, n);
 	for (i = 0; i < n; i++) {
 		int key = order[i];
@@ -589,12 +591,12 @@ TEST_F(uapi, batch_mixed_chunks)
 		EXPECT_EQ(d + (key == 1010 ? 20 * MS : 0), ev[i].deadline_ns);
 		EXPECT_EQ(key == 1010 ? 1 : 0, ev[i].overruns);
 		EXPECT_EQ(TWHEEL_EVENT_LAST, ev[i].flags);
-		EXPECT_TRUE(tw_late_ok(&ev[i], self->v.tick_ns));
+		EXPECT_TRUE(tw_late_ok(&ev[i], self->tw.version.tick_ns));
 	}
-	EXPECT_TRUE(tw_quiet_for(fd, 50));
-	EXPECT_EQ(1, tw_fdinfo(fd, "timers"));
-	EXPECT_EQ(0, tw_cancel(fd, 5000));
-	close(fd);
+	EXPECT_TRUE(tw_quiet_for(&tw, 50));
+	EXPECT_EQ(1, tw_fdinfo(tw.fd, "timers"));
+	EXPECT_EQ(0, twl_cancel(&tw, 5000));
+	twl_close(&tw);
 }
 
 /*
@@ -604,39 +606,33 @@ TEST_F(uapi, batch_mixed_chunks)
  */
 TEST_F(uapi, batch_user_limit_mid_chunk)
 {
-	int fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
 	__u64 d = tw_now() + 10000 * MS;
 	struct twheel_arm e[64];
-	struct twheel_arm_batch ab = {
-		.size = sizeof(ab), .entries = (uintptr_t)e,
-		.count = 64, .entry_size = sizeof(e[0]),
-	};
 	unsigned long old_user;
+	struct twl tw;
 	long long base;
 	__s32 status[64];
 	int i, n, n2;
 
-	ASSERT_LE(0, fd);
-	ab.status = (uintptr_t)status;
-	base = tw_fdinfo(fd, "user_timers");
+	ASSERT_EQ(0, twl_open(&tw, O_CLOEXEC));
+	base = tw_fdinfo(tw.fd, "user_timers");
 	ASSERT_LE(1, base);		/* the fixture's sentinel */
 	for (i = 0; i < 64; i++)
 		mixed_entry(&e[i], i, d);
 	ASSERT_EQ(0, tw_param_read("max_user_timers", &old_user));
 	ASSERT_EQ(0, tw_param_write("max_user_timers", base + 20));
-	n = tw_ioctl_ret(fd, TWHEEL_IOC_ARM_BATCH, &ab);
+	n = twl_arm_batch(&tw, e, 64, status);
 	for (i = 0; i < 64; i++)
 		EXPECT_EQ(i < 20 ? 0 : -ENOSPC, status[i]) TH_LOG("entry %d", i);
 	for (i = 0; i < 5; i++)
-		EXPECT_EQ(0, tw_cancel(fd, 1000 + i));
+		EXPECT_EQ(0, twl_cancel(&tw, 1000 + i));
 	/* Five new keys fit again; a duplicate of one of them does not. */
 	for (i = 0; i < 10; i++)
 		mixed_entry(&e[i], 100 + i, d);
 	e[3].key = 1100;
 	e[4].key = 1100;
 	e[4].flags |= TWHEEL_ARM_REPLACE;
-	ab.count = 10;
-	n2 = tw_ioctl_ret(fd, TWHEEL_IOC_ARM_BATCH, &ab);
+	n2 = twl_arm_batch(&tw, e, 10, status);
 	ASSERT_EQ(0, tw_param_write("max_user_timers", old_user));
 
 	EXPECT_EQ(20, n);
@@ -646,11 +642,11 @@ TEST_F(uapi, batch_user_limit_mid_chunk)
 		EXPECT_EQ(i <= 2 || i == 4 || i == 5 || i == 6 ? 0 :
 			  i == 3 ? -EEXIST : -ENOSPC, status[i])
 			TH_LOG("entry %d", i);
-	EXPECT_EQ(20, tw_fdinfo(fd, "timers"));
-	EXPECT_EQ(base + 20, tw_fdinfo(fd, "user_timers"));
-	EXPECT_EQ(20, tw_cancel_all(fd));
-	EXPECT_EQ(base, tw_fdinfo(fd, "user_timers"));
-	close(fd);
+	EXPECT_EQ(20, tw_fdinfo(tw.fd, "timers"));
+	EXPECT_EQ(base + 20, tw_fdinfo(tw.fd, "user_timers"));
+	EXPECT_EQ(20, twl_cancel_all(&tw));
+	EXPECT_EQ(base, tw_fdinfo(tw.fd, "user_timers"));
+	twl_close(&tw);
 }
 
 /* MemTotal of /proc/meminfo in bytes, or 0. */
@@ -689,20 +685,20 @@ TEST_F(uapi, limits_scaled_and_in_fdinfo)
 	       mem_total() >> 20, p_user, user, p_file);
 	EXPECT_EQ(user, p_user);
 	EXPECT_EQ(user < 1048576 ? user : 1048576, p_file);
-	EXPECT_EQ(p_file, self->v.max_timers);
-	EXPECT_EQ(p_user, self->v.max_user_timers);
-	EXPECT_EQ(p_file, tw_fdinfo(self->fd, "max_timers"));
-	EXPECT_EQ(p_user, tw_fdinfo(self->fd, "max_user_timers"));
+	EXPECT_EQ(p_file, self->tw.version.max_timers);
+	EXPECT_EQ(p_user, self->tw.version.max_user_timers);
+	EXPECT_EQ(p_file, tw_fdinfo(self->tw.fd, "max_timers"));
+	EXPECT_EQ(p_user, tw_fdinfo(self->tw.fd, "max_user_timers"));
 	/* A limit changed at run time shows at once. */
 	ASSERT_EQ(0, tw_param_write("max_timers", p_file - 1));
-	EXPECT_EQ(p_file - 1, tw_fdinfo(self->fd, "max_timers"));
+	EXPECT_EQ(p_file - 1, tw_fdinfo(self->tw.fd, "max_timers"));
 	ASSERT_EQ(0, tw_param_write("max_timers", p_file));
-	before = tw_fdinfo(self->fd, "user_timers");
+	before = tw_fdinfo(self->tw.fd, "user_timers");
 	EXPECT_LE(1, before);
-	ASSERT_EQ(0, tw_arm(self->fd, 1, 0, 10000 * MS, 0, 0, 0));
-	EXPECT_EQ(before + 1, tw_fdinfo(self->fd, "user_timers"));
-	EXPECT_EQ(0, tw_cancel(self->fd, 1));
-	EXPECT_EQ(before, tw_fdinfo(self->fd, "user_timers"));
+	ASSERT_EQ(0, twl_arm(&self->tw, 1, 0, 10000 * MS, 0, 0, 0));
+	EXPECT_EQ(before + 1, tw_fdinfo(self->tw.fd, "user_timers"));
+	EXPECT_EQ(0, twl_cancel(&self->tw, 1));
+	EXPECT_EQ(before, tw_fdinfo(self->tw.fd, "user_timers"));
 }
 
 #define TIMENS_OFFSET_S	(10 * 86400L)	/* 10 days ahead of the host */
@@ -721,33 +717,34 @@ static int fired_in(const struct twheel_event *ev, __u64 tick_ns)
 /*
  * In the namespace: exit with the number of the first failed check. Its
  * own file for what it reads (the parent's sentinel fires meanwhile), the
- * parent's @pfd for a timer the parent checks.
+ * parent's @ptw for a timer the parent checks.
  */
-static int timens_child(int pfd, __u64 tick_ns)
+static int timens_child(const struct twl *ptw, __u64 tick_ns)
 {
-	__u64 now = tw_now(), host_now, d1, d2;
-	int fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
+	__u64 now = tw_now(), host_now, d1, d2, d3;
+	struct twl tw;
+	int err = twl_open(&tw, O_CLOEXEC);
 	struct twheel_query q;
 	struct twheel_event ev[1];
 
 	/* The namespace's clock is ahead: otherwise the test is moot. */
 	if (now < TIMENS_OFFSET_S * 1000000000ULL)
 		return 10;
-	if (fd < 0)
+	if (err)
 		return 9;
 	host_now = now - TIMENS_OFFSET_S * 1000000000ULL;
 	/* 200 ms from the namespace's now. */
 	d1 = now + 200 * MS;
-	if (tw_arm(fd, 1, 1, d1, 0, 0, TWHEEL_ARM_ABS))
+	if (twl_arm(&tw, 1, 1, d1, 0, 0, TWHEEL_ARM_ABS))
 		return 11;
-	if (tw_query(fd, 1, &q) || q.deadline_ns != d1 ||
+	if (twl_query(&tw, 1, &q) || q.deadline_ns != d1 ||
 	    q.remaining_ns > 200 * MS)
 		return 12;
 	/* A second ago in the namespace: fires at once, reported as given. */
 	d2 = now - 1000 * MS;
-	if (tw_arm(fd, 2, 2, d2, 0, 0, TWHEEL_ARM_ABS))
+	if (twl_arm(&tw, 2, 2, d2, 0, 0, TWHEEL_ARM_ABS))
 		return 13;
-	if (tw_read_n(fd, ev, 1, 5000) != 1 || ev[0].key != 2)
+	if (tw_read_n(&tw, ev, 1, 5000) != 1 || ev[0].key != 2)
 		return 14;
 	if (ev[0].deadline_ns != d2 || ev[0].fire_ns < now ||
 	    ev[0].fire_ns > tw_now())
@@ -756,43 +753,36 @@ static int timens_child(int pfd, __u64 tick_ns)
 	 * Host time, before the namespace's offset: long past, taken as
 	 * the host's 0 as timens_ktime_to_host() does, reported as such.
 	 */
-	if (tw_arm(fd, 6, 6, host_now, 0, 0, TWHEEL_ARM_ABS))
+	if (twl_arm(&tw, 6, 6, host_now, 0, 0, TWHEEL_ARM_ABS))
 		return 24;
-	if (tw_read_n(fd, ev, 1, 5000) != 1 || ev[0].key != 6 ||
+	if (tw_read_n(&tw, ev, 1, 5000) != 1 || ev[0].key != 6 ||
 	    ev[0].deadline_ns != TIMENS_OFFSET_S * 1000000000ULL ||
 	    ev[0].fire_ns < now)
 		return 25;
 	/* Key 1 fires 200 ms later, not 10 days later, and not early. */
-	if (tw_read_n(fd, ev, 1, 5000) != 1 || ev[0].key != 1)
+	if (tw_read_n(&tw, ev, 1, 5000) != 1 || ev[0].key != 1)
 		return 16;
 	if (ev[0].deadline_ns != d1 || !fired_in(&ev[0], tick_ns))
 		return 17;
 	if (tw_now() < d1)
 		return 18;
 	/* MODIFY to an absolute time of the namespace. */
-	if (tw_arm(fd, 3, 3, 100000 * MS, 0, 0, 0))
+	if (twl_arm(&tw, 3, 3, 100000 * MS, 0, 0, 0))
 		return 19;
-	{
-		struct twheel_modify m = {
-			.size = sizeof(m), .key = 3, .flags = TWHEEL_ARM_ABS,
-			.expiry_ns = tw_now() + 50 * MS,
-		};
-
-		if (tw_ioctl(fd, TWHEEL_IOC_MODIFY, &m))
-			return 20;
-		if (tw_read_n(fd, ev, 1, 5000) != 1 || ev[0].key != 3 ||
-		    ev[0].deadline_ns != m.expiry_ns ||
-		    !fired_in(&ev[0], tick_ns))
-			return 21;
-	}
+	d3 = tw_now() + 50 * MS;
+	if (twl_modify(&tw, 3, d3, TWHEEL_ARM_ABS))
+		return 20;
+	if (tw_read_n(&tw, ev, 1, 5000) != 1 || ev[0].key != 3 ||
+	    ev[0].deadline_ns != d3 || !fired_in(&ev[0], tick_ns))
+		return 21;
 	/* Far beyond the range, in the namespace as in the host. */
-	if (tw_arm(fd, 4, 0, (__u64)INT64_MAX + 1, 0, 0, TWHEEL_ARM_ABS) !=
+	if (twl_arm(&tw, 4, 0, (__u64)INT64_MAX + 1, 0, 0, TWHEEL_ARM_ABS) !=
 	    -ERANGE)
 		return 22;
 	/* Left for the parent: key 5, 10 s ahead in the namespace. */
-	if (tw_arm(pfd, 5, 5, tw_now() + 10000 * MS, 0, 0, TWHEEL_ARM_ABS))
+	if (twl_arm(ptw, 5, 5, tw_now() + 10000 * MS, 0, 0, TWHEEL_ARM_ABS))
 		return 23;
-	close(fd);
+	twl_close(&tw);
 	return 0;
 }
 
@@ -814,16 +804,16 @@ TEST_F(uapi, timens_monotonic_offset)
 		SKIP(return, "may not create a time namespace");
 	ASSERT_LE(0, pid);
 	if (!pid)
-		_exit(timens_child(self->fd, self->v.tick_ns));
+		_exit(timens_child(&self->tw, self->tw.version.tick_ns));
 	ASSERT_EQ(pid, waitpid(pid, &wst, 0));
 	ASSERT_TRUE(WIFEXITED(wst));
 	EXPECT_EQ(0, WEXITSTATUS(wst));
 	/* The child's key 5, in host time: about 10 s from now. */
-	ASSERT_EQ(0, tw_query(self->fd, 5, &q));
+	ASSERT_EQ(0, twl_query(&self->tw, 5, &q));
 	EXPECT_EQ(5, q.data);
 	EXPECT_LT(before + 9000 * MS, q.deadline_ns);
 	EXPECT_GT(tw_now() + 10000 * MS, q.deadline_ns);
-	EXPECT_EQ(0, tw_cancel(self->fd, 5));
+	EXPECT_EQ(0, twl_cancel(&self->tw, 5));
 }
 
 /* A namespace behind the host: deadlines before its zero read as 0. */
@@ -844,18 +834,19 @@ TEST_F(uapi, timens_negative_offset)
 	if (!pid) {
 		struct twheel_event ev;
 		__u64 now = tw_now(), d = now + 100 * MS;
-		int fd = open(TW_DEV, O_RDWR | O_CLOEXEC);
+		struct twl tw;
+		int err = twl_open(&tw, O_CLOEXEC);
 
 		if (now > 100000 * MS)
 			_exit(10);
-		if (fd < 0 || tw_arm(fd, 1, 1, d, 0, 0, TWHEEL_ARM_ABS))
+		if (err || twl_arm(&tw, 1, 1, d, 0, 0, TWHEEL_ARM_ABS))
 			_exit(11);
-		if (tw_read_n(fd, &ev, 1, 5000) != 1 || ev.key != 1 ||
-		    ev.deadline_ns != d || !fired_in(&ev, self->v.tick_ns))
+		if (tw_read_n(&tw, &ev, 1, 5000) != 1 || ev.key != 1 ||
+		    ev.deadline_ns != d || !fired_in(&ev, self->tw.version.tick_ns))
 			_exit(12);
 		/* The namespace's zero: long past, fires at once. */
-		if (tw_arm(fd, 2, 2, 0, 0, 0, TWHEEL_ARM_ABS) ||
-		    tw_read_n(fd, &ev, 1, 5000) != 1 || ev.key != 2 ||
+		if (twl_arm(&tw, 2, 2, 0, 0, 0, TWHEEL_ARM_ABS) ||
+		    tw_read_n(&tw, &ev, 1, 5000) != 1 || ev.key != 2 ||
 		    ev.deadline_ns != 0)
 			_exit(13);
 		_exit(0);
