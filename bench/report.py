@@ -424,6 +424,10 @@ def add_load(t, res):
         t.target(f'longest interrupts-off stretch, {f_n(r["n"])} timers, '
                  f'{r["case"]}', {'twheel': spread(f_time, r['max_ns'])},
                  f'<= {f_time(tick / 10)}', r['max_ns'], 0 <= v <= tick / 10, note)
+        if 'control_ns' in r:
+            t.row(f'the same, control: O(1) arm+cancel next to one pending '
+                  f'timer for a second before ({r["case"]})',
+                  {'twheel': spread(f_time, r['control_ns'])})
     for r in sorted((r for r in res.all if r['kind'] == 'pinned_gap'),
                     key=lambda r: (r['case'], r['n'])):
         v, tick = med(r['max_ns']), med(r['tick_ns'])
@@ -433,6 +437,9 @@ def add_load(t, res):
                  f'the same task\'s longest gap in a quiet second before: '
                  f'{spread(f_time, r["control_ns"])}; last event read '
                  f'{f_time(med(r["last_late_ns"]))} after the deadline')
+        t.row(f'the same task\'s longest gap in a quiet second before '
+              f'with no timers ({r["case"]})',
+              {'twheel': spread(f_time, r['control_ns'])})
 
 
 def add_sizes(t, res):
