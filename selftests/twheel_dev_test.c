@@ -474,6 +474,48 @@ TEST_F(dev, read_fault_keeps_event)
 	EXPECT_EQ(12, ev.key);
 }
 
+/*
+ * Read two events into a buffer whose second record runs into a page that
+ * faults, at @offset bytes before the page (aligned or not): a short read
+ * of the first; the second stays queued.
+ */
+static void read_at_page_end(struct __test_metadata *_metadata,
+			     const struct twl *tw, size_t offset)
+{
+	const size_t esize = sizeof(struct twheel_event);
+	struct twheel_event ev[2];
+	char *p;
+
+	p = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, mprotect(p + 4096, 4096, PROT_NONE));
+	ASSERT_EQ(0, twl_arm(tw, 1, 11, 0, 0, 0, 0));
+	ASSERT_EQ(0, twl_arm(tw, 2, 22, 0, 0, 0, 0));
+	tw_sleep_ms(50);
+	ASSERT_EQ(2, tw_fdinfo(tw->fd, "queued"));
+	EXPECT_EQ(esize, read(tw->fd, p + 4096 - offset, 2 * esize));
+	memcpy(&ev[0], p + 4096 - offset, esize);
+	ASSERT_EQ(1, twl_read(tw, &ev[1], 1));
+	EXPECT_EQ(3, ev[0].key + ev[1].key);
+	EXPECT_EQ(11 * ev[0].key, ev[0].data);
+	EXPECT_EQ(11 * ev[1].key, ev[1].data);
+	EXPECT_EQ(TWHEEL_EVENT_LAST, ev[0].flags);
+	EXPECT_EQ(TWHEEL_EVENT_LAST, ev[1].flags);
+	EXPECT_LE(ev[0].deadline_ns, ev[0].fire_ns);
+	munmap(p, 2 * 4096);
+}
+
+TEST_F(dev, read_to_page_end_aligned)
+{
+	read_at_page_end(_metadata, &self->tw, sizeof(struct twheel_event));
+}
+
+TEST_F(dev, read_to_page_end_unaligned)
+{
+	read_at_page_end(_metadata, &self->tw, sizeof(struct twheel_event) + 3);
+}
+
 TEST_F(dev, fork_shares_timers)
 {
 	struct twheel_event ev;
