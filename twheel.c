@@ -183,6 +183,7 @@
 #define RUN_BATCH	16
 #define CASCADE_BATCH	32
 #define RUN_SLICE_DIV	2	/* a run slice is tick / RUN_SLICE_DIV */
+#define IRQOFF_BUCKETS	16	/* lock holds by length: 1 us to 16 ms, log2 */
 
 /* The tick bounds; eight levels reach KTIME_MAX from the smallest tick. */
 #define TICK_MIN_US	100
@@ -258,6 +259,7 @@ struct twheel_running {
  * @stats:		counters for twheel_cpu_stats()
  * @held_at:		when the lock was taken, while interrupts-off
  *			accounting is on (see twheel_held())
+ * @held_hist:		holds timed, by length: see twheel_hold_bucket()
  * @wheel:		the timing wheel
  */
 struct twheel_base {
@@ -277,6 +279,7 @@ struct twheel_base {
 	unsigned int		waiters;
 	struct twheel_stats	stats;
 	u64			held_at;
+	u64			held_hist[IRQOFF_BUCKETS];
 	struct wheel		wheel;
 } ____cacheline_aligned;
 
@@ -304,6 +307,17 @@ static u32 tick_ns __read_mostly;
  */
 static DEFINE_STATIC_KEY_FALSE(twheel_irqoff_key);
 
+/*
+ * The bucket of a hold of @ns: 0 below 1024 ns, then one per power of two
+ * (bucket b, b > 0, from 2^(b + 9) ns), the last open-ended.
+ */
+static unsigned int twheel_hold_bucket(u64 ns)
+{
+	if (ns < 1024)
+		return 0;
+	return min_t(unsigned int, ilog2(ns) - 9, IRQOFF_BUCKETS - 1);
+}
+
 static __always_inline void twheel_held(struct twheel_base *base)
 {
 	if (static_branch_unlikely(&twheel_irqoff_key))
@@ -320,6 +334,7 @@ static void twheel_irqoff_account(struct twheel_base *base)
 	base->held_at = 0;
 	base->stats.irqoff_max_ns = max(base->stats.irqoff_max_ns, held);
 	base->stats.irqoff_holds++;
+	base->held_hist[twheel_hold_bucket(held)]++;
 	if (held > tick_ns / 10)
 		base->stats.irqoff_long++;
 }
@@ -1627,25 +1642,36 @@ DEFINE_SHOW_ATTRIBUTE(twheel_stats);
 /*
  * debugfs twheel/irqoff: "1" turns the interrupts-off accounting on, from
  * zero; "0" turns it off. Reads give, per CPU, the longest lock hold seen,
- * the holds timed and those longer than a tenth of a tick, then the sums.
+ * the holds timed and those longer than a tenth of a tick, then the sums,
+ * and the holds of all CPUs by length: "hist" and a count per bucket of
+ * twheel_hold_bucket(), under 1 us, 1-2 us, 2-4 us, and so on.
  */
 static int twheel_irqoff_show(struct seq_file *m, void *v)
 {
-	u64 max = 0, holds = 0, long_holds = 0;
+	u64 max = 0, holds = 0, long_holds = 0, hist[IRQOFF_BUCKETS] = {};
 	struct twheel_stats st;
-	unsigned int cpu;
+	unsigned int cpu, b;
 
 	for_each_possible_cpu(cpu) {
+		struct twheel_base *base = per_cpu(twheel_bases, cpu);
+
 		twheel_cpu_stats(cpu, &st);
 		seq_printf(m, "cpu%u %llu %llu %llu\n", cpu, st.irqoff_max_ns,
 			   st.irqoff_holds, st.irqoff_long);
 		max = max(max, st.irqoff_max_ns);
 		holds += st.irqoff_holds;
 		long_holds += st.irqoff_long;
+		twheel_lock(base);
+		for (b = 0; b < IRQOFF_BUCKETS; b++)
+			hist[b] += base->held_hist[b];
+		twheel_unlock(base);
 	}
-	seq_printf(m, "max_ns %llu\nholds %llu\nlong %llu\ntick_ns %u\non %d\n",
+	seq_printf(m, "max_ns %llu\nholds %llu\nlong %llu\ntick_ns %u\non %d\nhist",
 		   max, holds, long_holds, tick_ns,
 		   static_key_enabled(&twheel_irqoff_key));
+	for (b = 0; b < IRQOFF_BUCKETS; b++)
+		seq_printf(m, " %llu", hist[b]);
+	seq_putc(m, '\n');
 	return 0;
 }
 
@@ -1675,6 +1701,7 @@ static ssize_t twheel_irqoff_write(struct file *file, const char __user *ubuf,
 		base->stats.irqoff_max_ns = 0;
 		base->stats.irqoff_holds = 0;
 		base->stats.irqoff_long = 0;
+		memset(base->held_hist, 0, sizeof(base->held_hist));
 		twheel_unlock(base);
 	}
 	static_branch_enable(&twheel_irqoff_key);

@@ -405,6 +405,24 @@ def add_wakeups_slack(t, res):
               {'twheel': cell})
 
 
+def hold_pct(hist, q):
+    """The upper bound of the bucket of twheel/irqoff's "hist" (holds by
+    length: under 1 us, then one per power of two) that holds the q-th
+    quantile; None for the last, open-ended bucket."""
+    total, acc = sum(hist), 0
+    for b, c in enumerate(hist):
+        acc += c
+        if acc >= q * total:
+            return None if b == len(hist) - 1 else 1024 << b
+    return None
+
+
+def f_holds(hist):
+    """'<= p99 / <= p99.9' of the holds summed over the rounds."""
+    return ' / '.join('-' if v is None else f'<= {f_time(v)}'
+                      for v in (hold_pct(hist, q) for q in (0.99, 0.999)))
+
+
 def add_load(t, res):
     """twheel_load_test: a burst of /dev/twheel timers on one CPU against a
     task pinned there (issue 11's bounds: interrupts off <= tick / 10, the
@@ -428,6 +446,11 @@ def add_load(t, res):
             t.row(f'the same, control: O(1) arm+cancel next to one pending '
                   f'timer for a second before ({r["case"]})',
                   {'twheel': spread(f_time, r['control_ns'])})
+        if 'hist' in r:
+            t.row(f'interrupts-off holds, {f_n(r["n"])} timers, {r["case"]}: '
+                  f'99th / 99.9th percentile, all rounds (control)',
+                  {'twheel': f'{f_holds(r["hist"])} '
+                             f'({f_holds(r["control_hist"])})'})
     for r in sorted((r for r in res.all if r['kind'] == 'pinned_gap'),
                     key=lambda r: (r['case'], r['n'])):
         v, tick = med(r['max_ns']), med(r['tick_ns'])

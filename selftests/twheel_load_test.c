@@ -16,7 +16,9 @@
  * Each case prints RESULT records for the benchmark's report:
  *   {"kind": "irqoff", "case": ..., "n": ..., "max_ns": ..., "holds": ...,
  *    "long_holds": ... (holds over a tenth of a tick), "control_ns": ...,
- *    "control_holds": ..., "control_long_holds": ..., "tick_ns": ...}
+ *    "control_holds": ..., "control_long_holds": ..., "hist": [...],
+ *    "control_hist": [...] (holds by length: under 1 us, 1-2 us, 2-4 us,
+ *    ...), "tick_ns": ...}
  *   {"kind": "pinned_gap", "case": ..., "n": ..., "max_ns": ...,
  *    "control_ns": ..., "last_late_ns": ..., "tick_ns": ...}
  * and checks bounds loose enough for a loaded QEMU TCG host, whose vCPUs
@@ -44,6 +46,7 @@
 #define BATCH		4096
 #define IRQOFF		"/sys/kernel/debug/twheel/irqoff"
 #define MAX_FILES	16
+#define IRQOFF_BUCKETS	16
 
 /* Shared by the test, the spinner and the unprivileged client. */
 struct gap {
@@ -124,6 +127,43 @@ static long long irqoff_read(const char *name)
 			v = x;
 	fclose(f);
 	return v;
+}
+
+/*
+ * debugfs twheel/irqoff's "hist" line into @hist: the holds by length, in
+ * IRQOFF_BUCKETS buckets (under 1 us, 1-2 us, 2-4 us, ...); -1 if missing.
+ */
+static int irqoff_hist(long long hist[IRQOFF_BUCKETS])
+{
+	FILE *f = fopen(IRQOFF, "r");
+	char line[512];
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (ret && fgets(line, sizeof(line), f)) {
+		char *p = line + 4;
+		int i, used;
+
+		if (strncmp(line, "hist", 4))
+			continue;
+		for (i = 0; i < IRQOFF_BUCKETS; i++, p += used)
+			if (sscanf(p, " %lld%n", &hist[i], &used) != 1)
+				break;
+		ret = i == IRQOFF_BUCKETS ? 0 : -1;
+	}
+	fclose(f);
+	return ret;
+}
+
+static void print_hist(const char *name, const long long hist[IRQOFF_BUCKETS])
+{
+	int i;
+
+	printf("\"%s\": [", name);
+	for (i = 0; i < IRQOFF_BUCKETS; i++)
+		printf("%s%lld", i ? ", " : "", hist[i]);
+	printf("], ");
 }
 
 /*
@@ -280,6 +320,8 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 	pid_t spinner, cl;
 	long long irqoff, holds, long_holds;
 	long long control, control_holds, control_long;
+	long long hist[IRQOFF_BUCKETS], control_hist[IRQOFF_BUCKETS];
+	int hist_ret, control_hist_ret;
 	__u64 quiet;
 	struct gap *g;
 
@@ -304,6 +346,7 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 	control = irqoff_read("max_ns");
 	control_holds = irqoff_read("holds");
 	control_long = irqoff_read("long");
+	control_hist_ret = irqoff_hist(control_hist);
 	irqoff_write("1");
 	spinner = fork();
 	ASSERT_LE(0, spinner);
@@ -321,6 +364,7 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 	irqoff = irqoff_read("max_ns");
 	holds = irqoff_read("holds");
 	long_holds = irqoff_read("long");
+	hist_ret = irqoff_hist(hist);
 	irqoff_write("0");
 	if (!getuid()) {
 		tw_param_write("max_user_timers", user_max);
@@ -329,6 +373,7 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 
 	ASSERT_EQ(0, status) TH_LOG("client: %s", strerror(GET(g->err)));
 	ASSERT_NE(0, GET(g->last)) TH_LOG("not every event arrived");
+	ASSERT_EQ(0, hist_ret | control_hist_ret) TH_LOG("no irqoff hist");
 	/* One JSON record per line, printed in parts. */
 	printf("# RESULT {\"kind\": \"irqoff\", \"case\": \"%s\", ", variant->name);
 	printf("\"round\": %lu, ", round);
@@ -337,6 +382,8 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 	       control);
 	printf("\"control_holds\": %lld, \"control_long_holds\": %lld, ",
 	       control_holds, control_long);
+	print_hist("hist", hist);
+	print_hist("control_hist", control_hist);
 	printf("\"tick_ns\": %llu}\n", tick);
 	printf("# RESULT {\"kind\": \"pinned_gap\", \"case\": \"%s\", ", variant->name);
 	printf("\"round\": %lu, ", round);
