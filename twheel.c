@@ -1649,22 +1649,25 @@ DEFINE_SHOW_ATTRIBUTE(twheel_stats);
 static int twheel_irqoff_show(struct seq_file *m, void *v)
 {
 	u64 max = 0, holds = 0, long_holds = 0, hist[IRQOFF_BUCKETS] = {};
-	struct twheel_stats st;
+	u64 cpu_max, cpu_holds, cpu_long;
 	unsigned int cpu, b;
 
 	for_each_possible_cpu(cpu) {
 		struct twheel_base *base = per_cpu(twheel_bases, cpu);
 
-		twheel_cpu_stats(cpu, &st);
-		seq_printf(m, "cpu%u %llu %llu %llu\n", cpu, st.irqoff_max_ns,
-			   st.irqoff_holds, st.irqoff_long);
-		max = max(max, st.irqoff_max_ns);
-		holds += st.irqoff_holds;
-		long_holds += st.irqoff_long;
+		/* One snapshot: the CPU's counts and its buckets agree. */
 		twheel_lock(base);
+		cpu_max = base->stats.irqoff_max_ns;
+		cpu_holds = base->stats.irqoff_holds;
+		cpu_long = base->stats.irqoff_long;
 		for (b = 0; b < IRQOFF_BUCKETS; b++)
 			hist[b] += base->held_hist[b];
 		twheel_unlock(base);
+		seq_printf(m, "cpu%u %llu %llu %llu\n", cpu, cpu_max, cpu_holds,
+			   cpu_long);
+		max = max(max, cpu_max);
+		holds += cpu_holds;
+		long_holds += cpu_long;
 	}
 	seq_printf(m, "max_ns %llu\nholds %llu\nlong %llu\ntick_ns %u\non %d\nhist",
 		   max, holds, long_holds, tick_ns,
