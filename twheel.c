@@ -121,9 +121,10 @@
  * halves off, for as long as no other task waits for the CPU: an otherwise
  * idle CPU drains a burst at full speed. Once another task waits, the run
  * falls back to slices from the hrtimer, at least half a tick apart, so
- * that the task loses its CPU for at most about half a tick at a time and
- * gets at least half of it; the next slice comes a tick later, or as soon
- * as a level-0 slot is due (twheel_run_later()).
+ * that the task loses its CPU for at most about a tick at a time (the
+ * hrtimer's slice and the work's) and gets at least a third of it; the
+ * next slice comes a tick later, or as soon as a level-0 slot is due
+ * (twheel_run_later()).
  *
  * Locking
  * -------
@@ -733,7 +734,8 @@ static void twheel_run_done(struct twheel_base *base)
 /*
  * A run has work left and the CPU is wanted by others: go on in the
  * hrtimer's softirq, one slice at a time, at least a slice apart so that
- * the others keep at least half of the CPU, and at most a tick apart. A
+ * the others keep at least a slice in three (the work item may just have
+ * taken one after the hrtimer's), and at most a tick apart. A
  * slice starts earlier than a tick from now when a level-0 slot comes due:
  * what is slowed down is a backlog, mostly drains a slot width ahead of
  * their spans, not the timers due next. Work is due already: @next_expiry
@@ -783,8 +785,9 @@ out_unlock:
  * halves off as in softirq context (callbacks expect it). Between slices
  * the scheduler may run others; when another task is waiting for this CPU,
  * the run goes back to one slice per tick (twheel_run_later()), so that a
- * backlog never keeps a task off its CPU for more than a slice at a time,
- * yet an otherwise idle CPU serves the backlog at full speed.
+ * backlog never keeps a task off its CPU for more than two slices at a
+ * time (the hrtimer's and one here), yet an otherwise idle CPU serves the
+ * backlog at full speed.
  */
 static void twheel_run_work_fn(struct work_struct *work)
 {
