@@ -336,7 +336,7 @@ TEST_F(clock, boottime_suspend_resume)
 		SKIP(return, "suspends the machine: set TWHEEL_SUSPEND=1");
 	if (geteuid())
 		SKIP(return, "may not suspend (not root)");
-	if (sysfs_write(PM_TEST, "core"))
+	if (access(PM_TEST, W_OK))
 		SKIP(return, "no suspend test (CONFIG_PM_DEBUG, CONFIG_SUSPEND)");
 
 	b0 = clock_ns(CLOCK_BOOTTIME);
@@ -345,7 +345,9 @@ TEST_F(clock, boottime_suspend_resume)
 				  TWHEEL_ARM_BOOTTIME | TWHEEL_ARM_ABS));
 	ASSERT_EQ(0, tw_arm_flags(&self->tw, 2, m0 + 3000 * MS, 0,
 				  TWHEEL_ARM_ABS));
-	ret = sysfs_write("/sys/power/state", "mem");
+	/* "core" only for this suspend: nothing in between may fail. */
+	ret = sysfs_write(PM_TEST, "core") ?:
+	      sysfs_write("/sys/power/state", "mem");
 	sysfs_write(PM_TEST, "none");
 	b1 = clock_ns(CLOCK_BOOTTIME);
 	m1 = clock_ns(CLOCK_MONOTONIC);
