@@ -117,14 +117,14 @@
  * when a whole slot falls into one lower slot), of a dead CPU's migration
  * or of a twheel_add_bulk(), and dropped in between. A run of the hrtimer
  * lasts at most half a tick (RUN_SLICE_DIV). A backlog left over goes on
- * in a work item (twheel_run_work_fn()), half a tick at a time with bottom
- * halves off, for as long as no other task waits for the CPU: an otherwise
- * idle CPU drains a burst at full speed. Once another task waits, the run
- * falls back to slices from the hrtimer, at least half a tick apart, so
- * that the task loses its CPU for at most about a tick at a time (the
- * hrtimer's slice and the work's) and gets at least a third of it; the
- * next slice comes a tick later, or as soon as a level-0 slot is due
- * (twheel_run_later()).
+ * in two ways: in slices from the hrtimer, at least half a tick apart, the
+ * next a tick later or as soon as a level-0 slot is due
+ * (twheel_run_later()), so that a task loses its CPU for at most about half
+ * a tick at a time and keeps about half of it; and in the CPU's runner,
+ * a SCHED_IDLE thread (twheel_runner_fn()), half a tick at a time with
+ * bottom halves off, whenever the CPU has nothing else to run: an
+ * otherwise idle CPU drains a burst at full speed, and a task that wakes
+ * takes the CPU back after at most one slice.
  *
  * Locking
  * -------
@@ -151,16 +151,18 @@
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/hrtimer.h>
 #include <linux/jump_label.h>
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
-#include <linux/sched/stat.h>
 #include <linux/smp.h>
+#include <linux/smpboot.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
+#include <uapi/linux/sched/types.h>
 
 #include "compat.h"
 #include "twheel.h"
@@ -179,7 +181,7 @@
  * callback's TWHEEL_BATCH_MAX), or CASCADE_BATCH timers of a cascade, a
  * migration or a twheel_add_bulk(). A run reads the clock every RUN_BATCH timers and yields after
  * a slice of tick / RUN_SLICE_DIV: see twheel_hrtimer_fn() and
- * twheel_run_work_fn().
+ * twheel_runner_fn().
  */
 #define RUN_BATCH	16
 #define CASCADE_BATCH	32
@@ -247,11 +249,11 @@ struct twheel_running {
  * @cpu:		the CPU this base belongs to
  * @online:		@cpu runs this base: false from the moment the CPU
  *			starts going down until it is up again
- * @in_run:		a run owns the wheel (the hrtimer callback or @run_work)
+ * @in_run:		a run owns the wheel (the hrtimer callback or the runner)
+ * @backlog:		a run left work: the CPU's runner should go on with it
  * @kick_queued:	@kick is in flight to reprogram the hrtimer
  * @hrtimer:		drives the wheel; pinned to @cpu, soft (softirq)
  * @kick:		IPI that reprograms @hrtimer from another CPU
- * @run_work:		goes on with a run that used up its slice
  * @sleep_work:		runs expired TWHEEL_SLEEPABLE timers
  * @sleep_list:		expired TWHEEL_SLEEPABLE timers, FIFO
  * @sleeping:		timers on @sleep_list
@@ -269,10 +271,10 @@ struct twheel_base {
 	unsigned int		cpu;
 	bool			online;
 	bool			in_run;
+	bool			backlog;
 	bool			kick_queued;
 	struct hrtimer		hrtimer;
 	call_single_data_t	kick;
-	struct work_struct	run_work;
 	struct work_struct	sleep_work;
 	struct list_head	sleep_list;
 	unsigned int		sleeping;
@@ -289,6 +291,7 @@ struct twheel_base {
  * per-CPU allocator hands out at once (PCPU_MIN_UNIT_SIZE).
  */
 static DEFINE_PER_CPU(struct twheel_base *, twheel_bases);
+static DEFINE_PER_CPU(struct task_struct *, twheel_runners);
 static DECLARE_WAIT_QUEUE_HEAD(twheel_sync_wait);
 static struct workqueue_struct *twheel_wq;
 static enum cpuhp_state twheel_hp_prepare, twheel_hp_online;
@@ -727,38 +730,42 @@ static bool twheel_run(struct twheel_base *base, u64 slice_ns)
 static void twheel_run_done(struct twheel_base *base)
 {
 	base->in_run = false;
+	base->backlog = false;
 	base->next_expiry = wheel_next_event(&base->wheel);
+	/* The hrtimer may still be armed for the next slice of a backlog. */
+	if (base->next_expiry == U64_MAX)
+		hrtimer_try_to_cancel(&base->hrtimer);
 	twheel_program(base);
 }
 
 /*
- * A run has work left and the CPU is wanted by others: go on in the
- * hrtimer's softirq, one slice at a time, at least a slice apart so that
- * the others keep at least a slice in three (the work item may just have
- * taken one after the hrtimer's), and at most a tick apart. A
- * slice starts earlier than a tick from now when a level-0 slot comes due:
- * what is slowed down is a backlog, mostly drains a slot width ahead of
- * their spans, not the timers due next. Work is due already: @next_expiry
- * says so, which keeps twheel_forward() and twheel_enqueue() off the
- * hrtimer meanwhile.
+ * A run has work left: the next slice comes from the hrtimer's softirq, at
+ * least a slice apart, so that a task on the CPU keeps about half of
+ * it, and at most a tick apart; and from the CPU's runner as soon as the
+ * CPU has nothing else to run. A slice from the hrtimer starts earlier
+ * than a tick from now when a level-0 slot comes due: what is slowed down
+ * is a backlog, mostly drains a slot width ahead of their spans, not the
+ * timers due next. Work is due already: @next_expiry says so, which keeps
+ * twheel_forward() and twheel_enqueue() off the hrtimer meanwhile.
  */
 static void twheel_run_later(struct twheel_base *base)
 {
 	u64 now = ktime_get(), at;
 
+	lockdep_assert_held(&base->lock);
+
 	at = clamp(wheel_next_fire(&base->wheel), now + tick_ns / RUN_SLICE_DIV,
 		   now + tick_ns);
 	base->in_run = false;
 	base->next_expiry = 0;
-	base->stats.deferred++;
 	hrtimer_start(&base->hrtimer, at, HRTIMER_MODE_ABS_PINNED_SOFT);
+	if (!base->backlog) {
+		base->backlog = true;
+		wake_up_process(per_cpu(twheel_runners, base->cpu));
+	}
 }
 
-/*
- * The wheel's hrtimer: run the wheel for one slice. Work left over goes on
- * in @run_work, which the scheduler runs when the CPU has nothing better to
- * do, the way __do_softirq() hands over to ksoftirqd.
- */
+/* The wheel's hrtimer: run the wheel for one slice. */
 static enum hrtimer_restart twheel_hrtimer_fn(struct hrtimer *hrtimer)
 {
 	struct twheel_base *base = container_of(hrtimer, struct twheel_base,
@@ -769,54 +776,71 @@ static enum hrtimer_restart twheel_hrtimer_fn(struct hrtimer *hrtimer)
 		goto out_unlock;
 	base->stats.wakeups++;
 	base->in_run = true;
-	if (twheel_run(base, tick_ns / RUN_SLICE_DIV))
+	if (twheel_run(base, tick_ns / RUN_SLICE_DIV)) {
 		twheel_run_done(base);
-	else if (base->online)
-		queue_work_on(base->cpu, twheel_wq, &base->run_work);
-	else
-		base->in_run = false;
+	} else {
+		base->stats.deferred++;
+		twheel_run_later(base);
+	}
 out_unlock:
 	twheel_unlock(base);
 	return HRTIMER_NORESTART;
 }
 
-/*
- * Go on with a run that used up its slice, one slice at a time, with bottom
- * halves off as in softirq context (callbacks expect it). Between slices
- * the scheduler may run others; when another task is waiting for this CPU,
- * the run goes back to one slice per tick (twheel_run_later()), so that a
- * backlog never keeps a task off its CPU for more than two slices at a
- * time (the hrtimer's and one here), yet an otherwise idle CPU serves the
- * backlog at full speed.
- */
-static void twheel_run_work_fn(struct work_struct *work)
+static int twheel_runner_should_run(unsigned int cpu)
 {
-	struct twheel_base *base = container_of(work, struct twheel_base,
-						run_work);
+	return READ_ONCE(per_cpu(twheel_bases, cpu)->backlog);
+}
 
-	for (;;) {
-		local_bh_disable();
-		twheel_lock(base);
-		if (!base->online) {
-			base->in_run = false;
-			break;
-		}
-		base->stats.slices++;
-		if (twheel_run(base, tick_ns / RUN_SLICE_DIV)) {
-			twheel_run_done(base);
-			break;
-		}
-		if (!single_task_running()) {
-			twheel_run_later(base);
-			break;
-		}
-		twheel_unlock(base);
-		local_bh_enable();
-		cond_resched();
+/*
+ * The CPU's runner: one slice of a backlog, with bottom halves off as in
+ * softirq context (callbacks expect it). It runs at SCHED_IDLE, called
+ * again for as long as @backlog stays set (smpboot_thread_fn()), so the
+ * scheduler gives it the CPU only when no other task wants it, the way
+ * __do_softirq() hands over to ksoftirqd but without taking a task's
+ * share: a task that wakes waits for one slice at most.
+ */
+static void twheel_runner_fn(unsigned int cpu)
+{
+	struct twheel_base *base = per_cpu(twheel_bases, cpu);
+
+	local_bh_disable();
+	twheel_lock(base);
+	/* The hrtimer's slices may have caught up; a CPU going down stops. */
+	if (!base->online || base->in_run || base->next_expiry) {
+		base->backlog = false;
+		goto out_unlock;
 	}
+	base->in_run = true;
+	base->stats.slices++;
+	if (twheel_run(base, tick_ns / RUN_SLICE_DIV))
+		twheel_run_done(base);
+	else if (!hrtimer_is_queued(&base->hrtimer))
+		twheel_run_later(base);	/* it fired while we ran */
+	else
+		base->in_run = false;
+out_unlock:
 	twheel_unlock(base);
 	local_bh_enable();
+	/* smpboot_thread_fn() calls again at once: no preemption point there. */
+	cond_resched();
 }
+
+/* Runners run only when the CPU has nothing else to run. */
+static void twheel_runner_setup(unsigned int cpu)
+{
+	struct sched_attr attr = { .sched_policy = SCHED_IDLE };
+
+	WARN_ON_ONCE(sched_setattr_nocheck(current, &attr));
+}
+
+static struct smp_hotplug_thread twheel_runner_threads = {
+	.store			= &twheel_runners,
+	.thread_should_run	= twheel_runner_should_run,
+	.thread_fn		= twheel_runner_fn,
+	.setup			= twheel_runner_setup,
+	.thread_comm		= "twheel/%u",
+};
 
 /* Run the expired TWHEEL_SLEEPABLE timers of a base, in process context. */
 static void twheel_sleep_work_fn(struct work_struct *work)
@@ -1764,11 +1788,21 @@ static int twheel_cpu_offline(unsigned int cpu)
 	WRITE_ONCE(base->online, false);
 	twheel_unlock(base);
 	hrtimer_cancel(&base->hrtimer);
-	cancel_work_sync(&base->run_work);
 	cancel_work_sync(&base->sleep_work);
-	/* The wheel may be behind: keep twheel_forward() off it. */
-	twheel_lock(base);
-	base->in_run = false;
+	/*
+	 * A slice of the runner may be in progress, preempted where bottom
+	 * halves off do not keep others out (PREEMPT_RT): it stops at its
+	 * end, and the runner takes no other. The wheel may be behind: keep
+	 * twheel_forward() off it.
+	 */
+	for (;;) {
+		twheel_lock(base);
+		if (!base->in_run)
+			break;
+		twheel_unlock(base);
+		usleep_range(100, 200);
+	}
+	base->backlog = false;
 	base->next_expiry = 0;
 	twheel_unlock(base);
 	return 0;
@@ -1855,14 +1889,12 @@ static void twheel_base_init(struct twheel_base *base, unsigned int cpu)
 	hrtimer_setup(&base->hrtimer, twheel_hrtimer_fn, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_ABS_PINNED_SOFT);
 	INIT_CSD(&base->kick, twheel_kick_fn, base);
-	INIT_WORK(&base->run_work, twheel_run_work_fn);
 	INIT_WORK(&base->sleep_work, twheel_sleep_work_fn);
 }
 
 static void twheel_base_stop(struct twheel_base *base)
 {
 	hrtimer_cancel(&base->hrtimer);
-	cancel_work_sync(&base->run_work);
 	cancel_work_sync(&base->sleep_work);
 	/* A kick clears the flag under the lock; synchronize_rcu() does the rest. */
 	while (READ_ONCE(base->kick_queued))
@@ -1915,11 +1947,14 @@ static int __init twheel_init(void)
 		ret = -ENOMEM;
 		goto out_free_bases;
 	}
+	ret = smpboot_register_percpu_thread(&twheel_runner_threads);
+	if (ret)
+		goto out_destroy_wq;
 
 	ret = cpuhp_setup_state(CPUHP_BP_PREPARE_DYN, "twheel:prepare",
 				twheel_cpu_prepare, twheel_cpu_dead);
 	if (ret < 0)
-		goto out_destroy_wq;
+		goto out_unregister_runners;
 	twheel_hp_prepare = ret;
 	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "twheel:online",
 				twheel_cpu_online, twheel_cpu_offline);
@@ -1937,6 +1972,8 @@ static int __init twheel_init(void)
 
 out_remove_prepare:
 	cpuhp_remove_state_nocalls(twheel_hp_prepare);
+out_unregister_runners:
+	smpboot_unregister_percpu_thread(&twheel_runner_threads);
 out_destroy_wq:
 	destroy_workqueue(twheel_wq);
 out_free_bases:
@@ -1951,6 +1988,7 @@ static void __exit twheel_exit(void)
 	debugfs_remove_recursive(twheel_debugfs);
 	cpuhp_remove_state_nocalls(twheel_hp_online);
 	cpuhp_remove_state_nocalls(twheel_hp_prepare);
+	smpboot_unregister_percpu_thread(&twheel_runner_threads);
 	for_each_possible_cpu(cpu)
 		twheel_base_stop(per_cpu(twheel_bases, cpu));
 	/* An IPI handler runs with interrupts off, so this waits for it. */

@@ -161,11 +161,11 @@ u64 twheel_tick_ns(void);
  * @cascaded:		timers moved to a lower level
  * @cancelled:		pending timers cancelled or re-armed
  * @wakeups:		runs of the wheel's hrtimer
- * @slices:		slices of a backlog run in the work item, after the
- *			hrtimer's first one
- * @deferred:		backlogs the work item left to the hrtimer's slices
- *			because another task wanted the CPU, see "Bounded
- *			work" in twheel.rst
+ * @slices:		slices of a backlog run by the CPU's runner thread,
+ *			when the CPU had nothing else to run
+ * @deferred:		runs of the hrtimer that left a backlog to the
+ *			next slices (the runner's or the hrtimer's), see
+ *			"Bounded work" in twheel.rst
  * @early:		fires before their deadline (a bug: always 0)
  * @lateness:		fires by lateness in ticks, taken when their slot runs:
  *			[0] under one tick, then
