@@ -27,7 +27,7 @@ bench_user() {
 	# shellcheck disable=SC2086 # options, split on purpose
 	ubench ${TWHEEL_UBENCH:-} >/tmp/ubench.txt || return 1
 	cat /tmp/ubench.txt; emit_file /tmp/ubench.txt
-	# How the wheels ran it (slices, fallbacks): for the log only.
+	# How the wheels ran it (slices, backlogs): for the log only.
 	cat /sys/kernel/debug/twheel/stats
 }
 
