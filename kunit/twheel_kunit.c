@@ -1764,6 +1764,74 @@ static void twheel_test_hotplug_add_on_coming_up(struct kunit *test)
 	}
 }
 
+#define TW_BACKLOG_TIMERS	100000
+
+/*
+ * A CPU goes down in the middle of a backlog, which its hrtimer's slices
+ * and its runner are working off: the slice in progress ends, the timers
+ * left move to a live CPU, and every one fires there once, none early.
+ */
+static void twheel_test_hotplug_backlog(struct kunit *test)
+{
+	struct tw_ctx *ctx = test->priv;
+	struct twheel_stats st0, st;
+	unsigned int i, left;
+	u64 deadline;
+	int cpu, ret;
+
+	cpu = tw_hotplug_cpu(test);
+	tw_stats(test, cpu, &st0);
+
+	ctx->mini = kvcalloc(TW_BACKLOG_TIMERS, sizeof(*ctx->mini), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ctx->mini);
+	ctx->nr_mini = TW_BACKLOG_TIMERS;
+	atomic_set(&ctx->remaining, TW_BACKLOG_TIMERS);
+	/* Time to arm on a debug kernel; a burst begun meanwhile does too. */
+	deadline = ktime_get() + 2 * NSEC_PER_SEC;
+	for (i = 0; i < TW_BACKLOG_TIMERS; i++) {
+		struct tw_mini *m = &ctx->mini[i];
+
+		twheel_timer_init(&m->timer, tw_mini_fn, 0);
+		m->ctx = ctx;
+		m->deadline = deadline;
+		KUNIT_ASSERT_EQ(test, twheel_add_on(&m->timer, deadline,
+						    TWHEEL_ABS, cpu), 0);
+		if (!(i % 64))
+			cond_resched();
+	}
+
+	/* Take the CPU down once the burst has begun. */
+	for (i = 0; atomic_read(&ctx->remaining) == TW_BACKLOG_TIMERS; i++) {
+		KUNIT_ASSERT_LT_MSG(test, i, 100000, "no timer fired");
+		usleep_range(100, 200);
+	}
+	ret = remove_cpu(cpu);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "remove_cpu(%d)", cpu);
+	ctx->offline_cpu = cpu;
+	left = atomic_read(&ctx->remaining);
+	tw_stats(test, cpu, &st);
+	KUNIT_EXPECT_EQ(test, st.pending, 0);
+
+	KUNIT_EXPECT_TRUE_MSG(test, wait_for_completion_timeout(&ctx->all_done,
+								30 * HZ),
+			      "%d of %u timers lost", atomic_read(&ctx->remaining),
+			      TW_BACKLOG_TIMERS);
+	kunit_info(test, "CPU %d went down with %u of %u timers left, after %llu slices of its runner",
+		   cpu, left, TW_BACKLOG_TIMERS, st.slices - st0.slices);
+	for (i = 0; i < TW_BACKLOG_TIMERS; i++) {
+		struct tw_mini *m = &ctx->mini[i];
+
+		if (m->fires != 1 || m->fire_ns < m->deadline) {
+			KUNIT_FAIL(test, "timer %u: %u fires, %lld ns after its deadline",
+				   i, m->fires, (s64)(m->fire_ns - m->deadline));
+			break;
+		}
+	}
+	ret = add_cpu(cpu);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "add_cpu(%d)", cpu);
+	ctx->offline_cpu = -1;
+}
+
 /* Sleeps, then re-arms its timer for the next tick, until told to stop. */
 static void tw_rearm_tick_fn(struct twheel_timer *t)
 {
@@ -2166,6 +2234,7 @@ static struct kunit_case twheel_test_cases[] = {
 	KUNIT_CASE_SLOW(twheel_test_cpu_hotplug),
 	KUNIT_CASE_SLOW(twheel_test_cpu_offline_hrtimer),
 	KUNIT_CASE_SLOW(twheel_test_hotplug_add_on_coming_up),
+	KUNIT_CASE_SLOW(twheel_test_hotplug_backlog),
 	KUNIT_CASE_SLOW(twheel_test_hotplug_cancel_sync),
 	{}
 };
