@@ -99,7 +99,7 @@
  * is filed, so twheel_set_slack() files a pending timer again.
  *
  * Callbacks run in softirq context (from the hrtimer, or with bottom halves
- * off from the run work, see below), or in process context on a per-CPU
+ * off in the CPU's runner, see below), or in process context on a per-CPU
  * work item for TWHEEL_SLEEPABLE timers. As with timer_list, twheel does
  * not touch a timer once its callback has started, so the callback may
  * free it. A periodic timer is therefore re-armed just before its callback
@@ -140,10 +140,11 @@
  * a dead CPU's timers are moved, the dead base nested inside the live one.
  *
  * CPU hotplug: as a CPU starts going down, twheel_cpu_offline() stops its
- * base on that CPU (no hrtimer, no work item, no callback of it runs after)
- * and twheel_cpu_dead() moves its timers to a live CPU once it is dead. A
- * CPU coming up programs its own hrtimer in twheel_cpu_online(); until
- * then, timers meant for it go to the CPU that arms them.
+ * base on that CPU (no hrtimer, no work item, no slice of its runner, no
+ * callback of it runs after) and twheel_cpu_dead() moves its timers to a
+ * live CPU once it is dead. A CPU coming up programs its own hrtimer in
+ * twheel_cpu_online(); until then, timers meant for it go to the CPU that
+ * arms them.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -221,7 +222,7 @@ struct twheel_period {
 
 /*
  * The contexts a base runs callbacks in: its run (the hrtimer's softirq or,
- * for a backlog, its run work with bottom halves off) and its sleep work.
+ * for a backlog, its runner with bottom halves off) and its sleep work.
  */
 enum { RUN_SOFTIRQ, RUN_WORK, RUN_CONTEXTS };
 
