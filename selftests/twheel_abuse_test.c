@@ -587,10 +587,10 @@ static double spin(unsigned int ms, double *cpu)
  * callbacks at a time (Documentation/twheel.rst, "Bounded work"); the
  * task's CPU time includes the softirqs that interrupt it (Debian has no
  * CONFIG_IRQ_TIME_ACCOUNTING), so its progress is what is checked. Under
- * TCG the loop kept 27-50% on Debian's kernels and, while a work item
+ * TCG the loop kept 24-60% on Debian's kernels and, while a work item
  * rather than a SCHED_IDLE thread went on with a backlog, 9-20% on the
- * debug kernel (34% since), whose lockdep and KASAN make each interrupt
- * and fire several times dearer.
+ * debug kernel (22-34% since), whose lockdep and KASAN make each
+ * interrupt and fire several times dearer.
  */
 TEST_F_TIMEOUT(abuse, flood_cannot_starve, 300)
 {
