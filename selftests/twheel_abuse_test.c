@@ -65,17 +65,11 @@ static long arm_n(const struct twl *tw, __u64 first, __u32 n, __u64 delay,
 /* Timers pending on all wheels (debugfs twheel/stats), or -1. */
 static long long wheel_pending(void)
 {
-	FILE *f = fopen("/sys/kernel/debug/twheel/stats", "r");
 	long long sum = -1, v;
-	char line[512];
 	unsigned int cpu;
 
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "cpu%u pending=%lld", &cpu, &v) == 2)
-			sum = (sum < 0 ? 0 : sum) + v;
-	fclose(f);
+	for (cpu = 0; (v = tw_wheel_stat(cpu, "pending")) >= 0; cpu++)
+		sum = (sum < 0 ? 0 : sum) + v;
 	return sum;
 }
 

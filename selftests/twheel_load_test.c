@@ -404,27 +404,6 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 	munmap(g, sizeof(*g));
 }
 
-/* debugfs twheel/stats: the value of "@name=" on @cpu's lines, or -1. */
-static long long wheel_stat(unsigned int cpu, const char *name)
-{
-	FILE *f = fopen("/sys/kernel/debug/twheel/stats", "r");
-	char line[512], prefix[32], *p;
-	long long v = -1;
-
-	if (!f)
-		return -1;
-	snprintf(prefix, sizeof(prefix), "cpu%u ", cpu);
-	while (v < 0 && fgets(line, sizeof(line), f)) {
-		if (strncmp(line, prefix, strlen(prefix)))
-			continue;
-		p = strstr(line, name);
-		if (p && p[strlen(name)] == '=')
-			v = strtoll(p + strlen(name) + 1, NULL, 10);
-	}
-	fclose(f);
-	return v;
-}
-
 /*
  * A backlog on a CPU that has nothing else to run goes on in the CPU's
  * runner at once, not half a tick per tick in the hrtimer's slices: a
@@ -455,7 +434,7 @@ TEST_F_TIMEOUT(idle_cpu, runs_backlog, 300)
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs two CPUs");
-	slices = wheel_stat(1, "slices");
+	slices = tw_wheel_stat(1, "slices");
 	if (slices < 0)
 		SKIP(return, "no debugfs twheel/stats");
 	ASSERT_EQ(0, tw_limits_raise(n + BATCH, old));
@@ -468,7 +447,7 @@ TEST_F_TIMEOUT(idle_cpu, runs_backlog, 300)
 	deadline += 200 * MS + 3 * (tw_now() - deadline) * (n / BATCH);
 	ASSERT_EQ(0, arm_burst(&tw, 0, n, deadline, 0));
 	ASSERT_GT(deadline, tw_now()) TH_LOG("arming took past the deadline");
-	deferred = wheel_stat(1, "deferred");
+	deferred = tw_wheel_stat(1, "deferred");
 	ASSERT_EQ(0, pin(0));
 	give_up = deadline + 60000 * MS;
 	while (got < n && tw_now() < give_up) {
@@ -479,8 +458,8 @@ TEST_F_TIMEOUT(idle_cpu, runs_backlog, 300)
 	twl_close(&tw);
 	tw_limits_restore(old);
 	ASSERT_EQ(n, got);
-	slices = wheel_stat(1, "slices") - slices;
-	deferred = wheel_stat(1, "deferred") - deferred;
+	slices = tw_wheel_stat(1, "slices") - slices;
+	deferred = tw_wheel_stat(1, "deferred") - deferred;
 	TH_LOG("%lu events, the last %llu us late: runner slices %lld, backlogs %lld",
 	       n, (tw_now() - deadline) / 1000, slices, deferred);
 	EXPECT_LT(0, deferred) TH_LOG("the burst took a single slice");

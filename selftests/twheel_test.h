@@ -243,6 +243,31 @@ static inline long long tw_fdinfo(int fd, const char *name)
 	return val;
 }
 
+/*
+ * The value of "@name=" on @cpu's lines of debugfs twheel/stats, or -1
+ * (no such CPU, or no debugfs: it is root's).
+ */
+static inline long long tw_wheel_stat(unsigned int cpu, const char *name)
+{
+	FILE *f = fopen("/sys/kernel/debug/twheel/stats", "r");
+	char line[512], prefix[32], key[64], *p;
+	long long val = -1;
+
+	if (!f)
+		return -1;
+	snprintf(prefix, sizeof(prefix), "cpu%u ", cpu);
+	snprintf(key, sizeof(key), " %s=", name);
+	while (val < 0 && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, prefix, strlen(prefix)))
+			continue;
+		p = strstr(line, key);
+		if (p)
+			val = strtoll(p + strlen(key), NULL, 10);
+	}
+	fclose(f);
+	return val;
+}
+
 #ifdef _GNU_SOURCE
 #include <sched.h>
 
