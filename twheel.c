@@ -246,7 +246,8 @@ struct twheel_running {
  * @next_expiry:	time the hrtimer is programmed for, U64_MAX for none,
  *			0 while work is due (a run deferred to the next tick,
  *			a CPU going down); never later than the wheel's next
- *			event, so that twheel_forward() may trust it
+ *			event, so that twheel_forward() and wheel_add() may
+ *			trust it
  * @cpu:		the CPU this base belongs to
  * @online:		@cpu runs this base: false from the moment the CPU
  *			starts going down until it is up again

@@ -390,11 +390,25 @@ static u64 wheel_slot_event(const struct wheel *w, unsigned int idx,
 	return max(at, one_tick ? slot->last : slot->first);
 }
 
+/*
+ * Does occupied @slot's bookkeeping cover @timer already (its deadline
+ * within @first and @last, its slack grid within the slot's)? Then filing
+ * it there leaves the slot's event as it was.
+ */
+static bool wheel_slot_covers(const struct wheel_slot *slot,
+			      const struct twheel_timer *timer)
+{
+	return slot->count && slot->first <= timer->expires &&
+	       timer->expires <= slot->last &&
+	       slot->slack_min <= timer->slack && timer->slack <= slot->slack;
+}
+
 /**
  * wheel_add - file a timer by its deadline, timer->expires
  * @w:		the wheel
  * @timer:	a timer on no list
- * @before:	the wheel's next event as the caller knows it
+ * @before:	the wheel's next event as the caller knows it: at or before
+ *		the event of every occupied slot (wheel_next_event() is)
  *
  * The timer is filed at wheel_timer_tick(): @timer->slack must not change
  * until it is off the wheel again.
@@ -407,16 +421,21 @@ static u64 wheel_add(struct wheel *w, struct twheel_timer *timer, u64 before)
 {
 	u64 tick = wheel_timer_tick(w, timer);
 	unsigned int idx, lvl;
+	bool covered;
 
 	/* A tick inside a span being drained waits behind that slot's timers. */
 	idx = unlikely(w->draining) ? wheel_draining(w, tick) : WHEEL_NONE;
 	if (idx == WHEEL_NONE)
 		idx = wheel_home(w, tick);
+	covered = wheel_slot_covers(&w->slots[idx], timer);
 	wheel_link(w, timer, idx);
 	lvl = wheel_lvl(idx);
 	if (!lvl)
 		return w->slots[idx].last;
-	return idx == w->drain[lvl] ? 0 : wheel_slot_event(w, idx, before);
+	if (idx == w->drain[lvl])
+		return 0;
+	/* An event that did not change is not before @before. */
+	return covered ? before : wheel_slot_event(w, idx, before);
 }
 
 /*
