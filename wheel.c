@@ -450,12 +450,18 @@ static unsigned int wheel_slot_of(const struct wheel *w,
 	unsigned int idx = timer->idx, lvl;
 
 	while ((lvl = wheel_lvl(idx)) && idx != w->drain[lvl]) {
-		u64 tick = wheel_timer_tick(w, timer);
-		u64 gran = wheel_gran(tick, lvl);
+		u64 tick, from;
 
-		if (w->clk < wheel_drain_tick(gran, lvl))
+		/*
+		 * The slot of the timer's granule at @lvl, which @clk has not
+		 * passed, reached its drain tick or not: the timer's tick
+		 * is only needed if it did.
+		 */
+		from = wheel_slot_drain_tick(w, idx);
+		if (w->clk < from)
 			break;
-		idx = wheel_calc_idx(tick, wheel_drain_tick(gran, lvl));
+		tick = wheel_timer_tick(w, timer);
+		idx = wheel_calc_idx(tick, from);
 	}
 	return idx;
 }
