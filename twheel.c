@@ -401,7 +401,8 @@ static void twheel_program(struct twheel_base *base)
 	}
 }
 
-static void twheel_enqueue(struct twheel_base *base, struct twheel_timer *timer)
+static __always_inline void
+twheel_enqueue(struct twheel_base *base, struct twheel_timer *timer)
 {
 	u64 event;
 
@@ -444,8 +445,8 @@ static u64 twheel_base_pending(const struct twheel_base *base)
 }
 
 /* Take a due @timer, from wheel_first_due(), off the wheel, as above. */
-static void twheel_detach_due(struct twheel_base *base,
-			      struct twheel_timer *timer)
+static __always_inline void
+twheel_detach_due(struct twheel_base *base, struct twheel_timer *timer)
 {
 	lockdep_assert_held(&base->lock);
 
@@ -472,8 +473,8 @@ static int twheel_detach_if_pending(struct twheel_base *base,
 	return 1;
 }
 
-static struct twheel_base *lock_timer_base(struct twheel_timer *timer,
-					   unsigned long *flags)
+static __always_inline struct twheel_base *
+lock_timer_base(struct twheel_timer *timer, unsigned long *flags)
 	__acquires(&base->lock)
 {
 	for (;;) {
@@ -588,8 +589,9 @@ static void twheel_wake_waiters(struct twheel_base *base)
  * @ctx. Called and returns with @base->lock held, interrupts off; drops it
  * around the callback, after which @timer is not touched.
  */
-static void twheel_fire(struct twheel_base *base, struct twheel_timer *timer,
-			unsigned int ctx, u64 now)
+static __always_inline void
+twheel_fire(struct twheel_base *base, struct twheel_timer *timer,
+	    unsigned int ctx, u64 now)
 	__must_hold(&base->lock)
 {
 	struct twheel_running *running = &base->running[ctx];
@@ -879,8 +881,8 @@ static bool twheel_runs(const struct twheel_running *running,
 	return false;
 }
 
-static bool twheel_running(struct twheel_base *base,
-			   const struct twheel_timer *timer)
+static __always_inline bool
+twheel_running(struct twheel_base *base, const struct twheel_timer *timer)
 {
 	lockdep_assert_held(&base->lock);
 

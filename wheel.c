@@ -2,7 +2,10 @@
 /*
  * twheel's pure timing wheel: see wheel.h. Included by twheel.c (the
  * per-CPU driver) and by the KUnit suite, which drives it on virtual time;
- * every function is static so that the compiler inlines the hot ones.
+ * every function is static so that the compiler may inline it, and those
+ * of the hot paths that have several callers are __always_inline: out of
+ * line, each call would also pay the return thunk of kernels built with
+ * the retbleed and SRSO mitigations (Debian's are).
  *
  * Filing
  * ------
@@ -149,8 +152,8 @@ static u64 wheel_round_tick(const struct wheel *w, u64 tick, unsigned int slack)
 }
 
 /* The tick @timer is filed at: its deadline's, rounded to its slack grid. */
-static u64 wheel_timer_tick(const struct wheel *w,
-			    const struct twheel_timer *timer)
+static __always_inline u64
+wheel_timer_tick(const struct wheel *w, const struct twheel_timer *timer)
 {
 	return wheel_round_tick(w, wheel_tick_of(w, timer->expires),
 				timer->slack);
@@ -198,7 +201,7 @@ static unsigned int wheel_calc_lvl(u64 tick, u64 clk)
 }
 
 /* The slot of a timer due at @tick on a wheel at @clk (@tick >= @clk). */
-static unsigned int wheel_calc_idx(u64 tick, u64 clk)
+static __always_inline unsigned int wheel_calc_idx(u64 tick, u64 clk)
 {
 	unsigned int lvl = wheel_calc_lvl(tick, clk);
 
@@ -243,8 +246,9 @@ static void wheel_init(struct wheel *w, u64 tick_ns, u64 now)
  * Add @count timers with deadlines in [@first, @last] and slack grids in
  * [@slack_min, @slack] to the bookkeeping of @idx.
  */
-static void wheel_slot_fill(struct wheel *w, unsigned int idx, u32 count,
-			    u64 first, u64 last, u8 slack_min, u8 slack)
+static __always_inline void
+wheel_slot_fill(struct wheel *w, unsigned int idx, u32 count, u64 first,
+		u64 last, u8 slack_min, u8 slack)
 {
 	struct wheel_slot *slot = &w->slots[idx];
 	unsigned int lvl = wheel_lvl(idx);
@@ -783,7 +787,8 @@ static enum wheel_state wheel_advance(struct wheel *w, u64 now,
  *
  * As wheel_del(), without looking for the slot: it is the due one.
  */
-static void wheel_del_due(struct wheel *w, struct twheel_timer *timer)
+static __always_inline void
+wheel_del_due(struct wheel *w, struct twheel_timer *timer)
 {
 	wheel_list_del(&timer->entry);
 	wheel_slot_drop(w, w->due, 1);
