@@ -165,6 +165,12 @@ bench:
 	@echo 'make bench: results in bench/results/: latest.md (the table), latest.json,'
 	@echo 'cost.png and lateness.png; the guest console in build/vm/$(BENCH_KERNEL)-bench.log.'
 
+# Instructions per timer of a 1M burst, twheel and timer_list, counted by a
+# QEMU TCG plugin (three boots, about 12 minutes): build/insns/report.md.
+insns:
+	@$(DEPS) bench stock
+	$(VM)/insns/run.sh
+
 # ---- static checks ----
 # TRACE_EVENT headers (*_trace.h) follow the tracing idiom that strict
 # checkpatch flags everywhere in-tree; only those two checks are waived there.
@@ -214,4 +220,4 @@ check:
 		$(OUT)/check/style $(OUT)/check/sparse $(OUT)/check/docs \
 		$(OUT)/check/packaging
 
-.PHONY: all module install install-lib dkms-build dkms-install clean debug-kernel userspace compat-new run stress bench style sparse docs check
+.PHONY: all module install install-lib dkms-build dkms-install clean debug-kernel userspace compat-new run stress bench insns style sparse docs check

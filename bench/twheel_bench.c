@@ -103,6 +103,10 @@ static char *burst_list = "10000,100000,1000000";
 module_param(burst_list, charp, 0444);
 MODULE_PARM_DESC(burst_list, "Timers due at one instant, comma separated");
 
+static unsigned int burst_facs = 7;
+module_param(burst_facs, uint, 0444);
+MODULE_PARM_DESC(burst_facs, "Facilities of the burst runs: 1 twheel, 2 timer_list, 4 hrtimer, or a sum (default 7; 0: none)");
+
 static unsigned int rounds = 9;
 module_param(rounds, uint, 0444);
 MODULE_PARM_DESC(rounds, "Rounds of every measurement, facilities interleaved");
@@ -1283,13 +1287,16 @@ static void tb_burst_report(enum tb_fac fac, u32 n, unsigned int round,
 /* @n timers due at one instant, far enough ahead to arm them all first. */
 static int tb_burst(enum tb_fac fac, u32 n, unsigned int round)
 {
-	struct tb_item *items = tb_items_alloc(fac, n);
 	struct twheel_stats before;
 	u64 now, deadline, armed;
+	struct tb_item *items;
 	unsigned long jexp;
 	bool all;
 	u32 i;
 
+	if (!(burst_facs & BIT(fac)))
+		return 0;
+	items = tb_items_alloc(fac, n);
 	if (!items)
 		return -ENOMEM;
 	tb_run_reset(n, false);

@@ -22,6 +22,7 @@ args="console=ttyS0 panic=-1 panic_on_warn=1 oops=panic loglevel=5 nokaslr"
 args+=" twheel_mode=$mode twheel_kernel=$kernel"
 # TWHEEL_GUEST_ENV="VAR=value ...": environment of the guest scripts.
 args+=" ${TWHEEL_GUEST_ENV:-}"
+# TWHEEL_QEMU_ARGS: more QEMU options (scripts/vm/insns/run.sh: -plugin).
 if [ "$kernel" = debug ]; then
 	bzimage="$("$VM_DIR/build-kernel.sh")/arch/x86/boot/bzImage"
 	args+=" kmemleak=on"
@@ -34,8 +35,9 @@ marker="$vm/$name.marker"; rm -f "$marker"
 log "booting $name (log: $log)"
 start=$(date +%s)
 set +e
+# shellcheck disable=SC2086 # TWHEEL_QEMU_ARGS: options, split on purpose
 timeout "${TWHEEL_VM_TIMEOUT:-900}" qemu-system-x86_64 -smp 2 -m "${TWHEEL_VM_MEM:-2048}" \
-	-cpu max -nographic -no-reboot -monitor none \
+	-cpu max ${TWHEEL_QEMU_ARGS:-} -nographic -no-reboot -monitor none \
 	-serial stdio -serial "file:$marker" \
 	-kernel "$bzimage" -initrd "$vm/$name.cpio.gz" -append "$args" </dev/null |
 	tr -d '\r' | tee "$log"

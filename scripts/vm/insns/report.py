@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Instructions per burst timer, by kernel symbol, from scripts/vm/insns/run.sh.
+
+DIR holds, for each boot (none, twheel, timer_list), NAME.tb (the tb-count
+plugin's blocks: vaddr, instructions, executions) and NAME.log (the console,
+with the guest's text symbols between the markers of ksyms.txt). A block is
+charged to the symbol it starts in; a burst boot minus the boot without
+bursts, over the timers of its bursts, gives the cost of one timer.
+"""
+import argparse
+import bisect
+import collections
+import json
+import os
+import re
+
+FIRE = {
+    # Symbols of the fire path (the rest of a burst is arm and cancel).
+    'twheel': {'twheel_run', 'twheel_unlock', 'tb_fire_tw', 'tb_fire_note',
+               '_raw_spin_lock_irq', '_raw_spin_unlock_irq',
+               '__x86_indirect_thunk_r12', '__x86_indirect_thunk_r13',
+               '__x86_indirect_thunk_r14', '__x86_indirect_thunk_r15',
+               '__x86_indirect_thunk_rax', '__x86_indirect_thunk_rbx'},
+    'timer_list': {'__run_timers', 'call_timer_fn', 'tb_fire_tl',
+                   'tb_fire_note', '_raw_spin_lock_irq',
+                   '_raw_spin_unlock_irq', '__x86_indirect_thunk_r12',
+                   '__x86_indirect_thunk_r13', '__x86_indirect_thunk_r14',
+                   '__x86_indirect_thunk_r15', '__x86_indirect_thunk_rax',
+                   '__x86_indirect_thunk_rbx'},
+}
+
+
+def symbols(log):
+    syms, inside = [], False
+    with open(log, errors='replace') as f:
+        for line in f:
+            line = line.rstrip('\n')
+            if line.startswith('--- BEGIN ksyms.txt'):
+                inside = True
+            elif line.startswith('--- END ksyms.txt'):
+                break
+            elif inside:
+                p = line.split()
+                if len(p) >= 2:
+                    syms.append((int(p[0], 16), ' '.join(p[1:3])))
+    if not syms:
+        raise SystemExit(f'{log}: no text symbols')
+    syms.sort()
+    return syms
+
+
+def per_symbol(tb, log):
+    syms = symbols(log)
+    addrs = [a for a, _ in syms]
+    insns = collections.Counter()
+    with open(tb) as f:
+        for line in f:
+            vaddr, n, execs = line.split()
+            i = bisect.bisect_right(addrs, int(vaddr, 16)) - 1
+            insns[syms[i][1] if i >= 0 else '?'] += int(n) * int(execs)
+    return insns
+
+
+def bursts(log):
+    """The burst records of a boot: (callbacks/s) per round."""
+    rates = []
+    with open(log, errors='replace') as f:
+        for line in f:
+            m = re.search(r'RESULT (\{"kind":"burst".*\})', line)
+            if m:
+                rates.append(json.loads(m.group(1))['per_s'])
+    return rates
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument('dir')
+    ap.add_argument('--timers', type=float, required=True,
+                    help='timers in the bursts of each boot')
+    ap.add_argument('--top', type=int, default=12)
+    a = ap.parse_args()
+    d = lambda name, ext: os.path.join(a.dir, f'{name}.{ext}')
+    base = per_symbol(d('none', 'tb'), d('none', 'log'))
+    print(f'# Instructions per timer of a burst ({a.timers:,.0f} timers a boot)\n')
+    print('Guest instructions by kernel symbol, a boot with bursts of one '
+          'facility minus one without, over its burst timers: arm, fire and '
+          'cancel_sync of each timer (scripts/vm/insns/run.sh).\n')
+    for fac in ('twheel', 'timer_list'):
+        got = per_symbol(d(fac, 'tb'), d(fac, 'log'))
+        delta = {k: (got[k] - base[k]) / a.timers for k in set(got) | set(base)}
+        total = sum(delta.values())
+        fire = sum(v for k, v in delta.items()
+                   if k.split(' ')[0] in FIRE[fac])
+        rates = ', '.join(f'{r / 1e6:.2f}' for r in bursts(d(fac, 'log')))
+        print(f'## {fac}: {total:.0f} per timer, {fire:.0f} of them in the '
+              f'fire path (callbacks/s under the plugin: {rates} M)\n')
+        print('| symbol | per timer |\n|---|---:|')
+        for k, v in sorted(delta.items(), key=lambda kv: -kv[1])[:a.top]:
+            print(f'| {k} | {v:.1f} |')
+        print()
+
+
+if __name__ == '__main__':
+    main()
