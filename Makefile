@@ -166,7 +166,7 @@ bench:
 	@echo 'cost.png and lateness.png; the guest console in build/vm/$(BENCH_KERNEL)-bench.log.'
 
 # Instructions per timer of a 1M burst, twheel and timer_list, counted by a
-# QEMU TCG plugin (three boots, about 12 minutes): build/insns/report.md.
+# QEMU TCG plugin (three boots, about 13 minutes): build/insns/report.md.
 insns:
 	@$(DEPS) bench stock
 	$(VM)/insns/run.sh

@@ -457,9 +457,10 @@ static unsigned int wheel_slot_of(const struct wheel *w,
 		u64 tick, from;
 
 		/*
-		 * The slot of the timer's granule at @lvl, which @clk has not
-		 * passed, reached its drain tick or not: the timer's tick
-		 * is only needed if it did.
+		 * @idx holds the timer's granule at @lvl (@clk has not
+		 * passed its tick), so the slot's drain tick is the
+		 * granule's: the timer's tick is needed only once the slot
+		 * has drained.
 		 */
 		from = wheel_slot_drain_tick(w, idx);
 		if (w->clk < from)
