@@ -37,7 +37,8 @@ static const char *out = "tb-count.txt";
 /* The block at @vaddr of @insns instructions: one per retranslation too. */
 static struct block *block_of(unsigned long long vaddr, unsigned long long insns)
 {
-	unsigned long long h = (vaddr * 0x9e3779b97f4a7c15ULL) >> 42;
+	unsigned long long h = ((vaddr * 0x9e3779b97f4a7c15ULL) >> 32) &
+			       (SLOTS - 1);
 
 	for (;; h = (h + 1) & (SLOTS - 1)) {
 		struct block *b = &blocks[h];
