@@ -165,11 +165,13 @@ bench:
 	@echo 'make bench: results in bench/results/: latest.md (the table), latest.json,'
 	@echo 'cost.png and lateness.png; the guest console in build/vm/$(BENCH_KERNEL)-bench.log.'
 
-# Instructions per timer of a 1M burst, twheel and timer_list, counted by a
-# QEMU TCG plugin (three boots, about 13 minutes): build/insns/report.md.
+# Instructions per timer of a 1M burst, and per arm, modify or cancel with
+# 100k pending, twheel and timer_list, counted by a QEMU TCG plugin (three
+# boots each, about 20 minutes in all): build/insns/{burst,cost}/report.md.
 insns:
 	@$(DEPS) bench stock
-	$(VM)/insns/run.sh
+	$(VM)/insns/run.sh burst
+	$(VM)/insns/run.sh cost
 
 # ---- static checks ----
 # TRACE_EVENT headers (*_trace.h) follow the tracing idiom that strict

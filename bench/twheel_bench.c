@@ -107,6 +107,10 @@ static unsigned int burst_facs = 7;
 module_param(burst_facs, uint, 0444);
 MODULE_PARM_DESC(burst_facs, "Facilities of the burst runs: 1 twheel, 2 timer_list, 4 hrtimer, or a sum (default 7; 0: none)");
 
+static unsigned int cost_facs = 15;
+module_param(cost_facs, uint, 0444);
+MODULE_PARM_DESC(cost_facs, "Facilities whose cost rounds run: 1 twheel, 2 timer_list, 4 hrtimer, 8 twheel-abs, or a sum (default 15; filling and draining run for all)");
+
 static unsigned int rounds = 9;
 module_param(rounds, uint, 0444);
 MODULE_PARM_DESC(rounds, "Rounds of every measurement, facilities interleaved");
@@ -870,6 +874,8 @@ static void tb_cost_round(struct tb_cost *c, unsigned int round)
 	u32 reps = DIV_ROUND_UP(probe_ops, c->k), r;
 	u64 a = 0, m = 0, x = 0;
 
+	if (!(cost_facs & BIT(c->fac)))
+		return;
 	for (r = 0; r < reps; r++) {
 		a += tb_cost_run(c, OP_ARM, c->n, c->n + c->k);
 		x += tb_cost_run(c, OP_CANCEL, c->n, c->n + c->k);

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Instructions per burst timer, by kernel symbol, from scripts/vm/insns/run.sh.
+"""Instructions per timer or operation, by kernel symbol, from scripts/vm/insns/run.sh.
 
 DIR holds, for each boot (none, twheel, timer_list), NAME.tb (the tb-count
 plugin's blocks: vaddr, instructions, executions) and NAME.log (the console,
 with the guest's text symbols between the markers of ksyms.txt). A block is
 charged to the symbol it starts in; a burst boot minus the boot without
-bursts, over the timers of its bursts, gives the cost of one timer.
+work, over its timers (burst) or operations (cost), gives the cost of one.
 """
 import argparse
 import bisect
@@ -71,26 +71,39 @@ def bursts(log):
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument('dir')
-    ap.add_argument('--timers', type=float, required=True,
-                    help='timers in the bursts of each boot')
+    ap.add_argument('--what', choices=('burst', 'cost'), default='burst')
+    ap.add_argument('--units', type=float, required=True,
+                    help='burst timers or cost operations of each boot')
     ap.add_argument('--top', type=int, default=12)
     a = ap.parse_args()
     d = lambda name, ext: os.path.join(a.dir, f'{name}.{ext}')
     base = per_symbol(d('none', 'tb'), d('none', 'log'))
-    print(f'# Instructions per timer of a burst ({a.timers:,.0f} timers a boot)\n')
-    print('Guest instructions by kernel symbol, a boot with bursts of one '
-          'facility minus one without, over its burst timers: arm, fire and '
-          'cancel_sync of each timer (scripts/vm/insns/run.sh).\n')
+    if a.what == 'burst':
+        unit = 'timer'
+        print(f'# Instructions per timer of a burst ({a.units:,.0f} timers a boot)\n')
+        print('Guest instructions by kernel symbol, a boot with bursts of one '
+              'facility minus one without, over its burst timers: arm, fire and '
+              'cancel_sync of each timer (scripts/vm/insns/run.sh).\n')
+    else:
+        unit = 'op'
+        print(f'# Instructions per arm, modify or cancel ({a.units:,.0f} a boot)\n')
+        print('Guest instructions by kernel symbol, a boot with the cost rounds of '
+              'one facility minus one without, over its operations: the mean of '
+              'an arm, a modify and a cancel at random deadlines up to an hour, '
+              'twheel with absolute ones (scripts/vm/insns/run.sh).\n')
     for fac in ('twheel', 'timer_list'):
         got = per_symbol(d(fac, 'tb'), d(fac, 'log'))
-        delta = {k: (got[k] - base[k]) / a.timers for k in set(got) | set(base)}
+        delta = {k: (got[k] - base[k]) / a.units for k in set(got) | set(base)}
         total = sum(delta.values())
-        fire = sum(v for k, v in delta.items()
-                   if k.split(' ')[0] in FIRE[fac])
-        rates = ', '.join(f'{r / 1e6:.2f}' for r in bursts(d(fac, 'log')))
-        print(f'## {fac}: {total:.0f} per timer, {fire:.0f} of them in the '
-              f'fire path (callbacks/s under the plugin: {rates} M)\n')
-        print('| symbol | per timer |\n|---|---:|')
+        if a.what == 'burst':
+            fire = sum(v for k, v in delta.items()
+                       if k.split(' ')[0] in FIRE[fac])
+            rates = ', '.join(f'{r / 1e6:.2f}' for r in bursts(d(fac, 'log')))
+            print(f'## {fac}: {total:.0f} per timer, {fire:.0f} of them in the '
+                  f'fire path (callbacks/s under the plugin: {rates} M)\n')
+        else:
+            print(f'## {fac}: {total:.0f} per operation\n')
+        print(f'| symbol | per {unit} |\n|---|---:|')
         for k, v in sorted(delta.items(), key=lambda kv: -kv[1])[:a.top]:
             print(f'| {k} | {v:.1f} |')
         print()
