@@ -154,6 +154,7 @@
 #include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/hrtimer.h>
+#include <linux/jiffies.h>
 #include <linux/jump_label.h>
 #include <linux/log2.h>
 #include <linux/module.h>
@@ -265,6 +266,9 @@ struct twheel_running {
  * @held_at:		when the lock was taken, while interrupts-off
  *			accounting is on (see twheel_held())
  * @held_hist:		holds timed, by length: see twheel_hold_bucket()
+ * @forwarded:		jiffies when twheel_forward() last read the clock
+ * @late:		deadline and time of the last late fire, and its
+ *			lateness bucket: the fires of a burst share all three
  * @wheel:		the timing wheel
  */
 struct twheel_base {
@@ -285,6 +289,12 @@ struct twheel_base {
 	struct twheel_stats	stats;
 	u64			held_at;
 	u64			held_hist[IRQOFF_BUCKETS];
+	unsigned long		forwarded;
+	struct {
+		u64		fired;
+		u64		now;
+		unsigned int	bucket;
+	} late;
 	struct wheel		wheel;
 } ____cacheline_aligned;
 
@@ -351,14 +361,14 @@ static __always_inline void twheel_releasing(struct twheel_base *base)
 		twheel_irqoff_account(base);
 }
 
-static void twheel_lock(struct twheel_base *base)
+static __always_inline void twheel_lock(struct twheel_base *base)
 	__acquires(&base->lock)
 {
 	raw_spin_lock_irq(&base->lock);
 	twheel_held(base);
 }
 
-static void twheel_unlock(struct twheel_base *base)
+static __always_inline void twheel_unlock(struct twheel_base *base)
 	__releases(&base->lock)
 {
 	twheel_releasing(base);
@@ -421,7 +431,8 @@ twheel_enqueue(struct twheel_base *base, struct twheel_timer *timer)
  * Take @timer off the wheel or the sleep list; it is not pending after.
  * Returns true if that emptied its slot of the wheel.
  */
-static bool twheel_detach(struct twheel_base *base, struct twheel_timer *timer)
+static __always_inline bool
+twheel_detach(struct twheel_base *base, struct twheel_timer *timer)
 {
 	bool emptied = false;
 
@@ -455,8 +466,8 @@ twheel_detach_due(struct twheel_base *base, struct twheel_timer *timer)
 }
 
 /* Returns 1 if @timer was pending and is no longer, 0 if it was not. */
-static int twheel_detach_if_pending(struct twheel_base *base,
-				    struct twheel_timer *timer)
+static __always_inline int
+twheel_detach_if_pending(struct twheel_base *base, struct twheel_timer *timer)
 {
 	bool emptied;
 
@@ -527,8 +538,14 @@ twheel_account_lateness(struct twheel_base *base, struct twheel_timer *timer,
 	}
 	if (now - timer->fired < tick_ns)
 		goto out;
-	ticks = wheel_ns_div(&base->wheel, now - timer->fired);
-	bucket = min_t(unsigned int, ilog2(ticks) + 1, TWHEEL_LATE_BUCKETS - 1);
+	if (timer->fired != base->late.fired || now != base->late.now) {
+		ticks = wheel_ns_div(&base->wheel, now - timer->fired);
+		base->late.bucket = min_t(unsigned int, ilog2(ticks) + 1,
+					  TWHEEL_LATE_BUCKETS - 1);
+		base->late.fired = timer->fired;
+		base->late.now = now;
+	}
+	bucket = base->late.bucket;
 out:
 	base->stats.lateness[bucket]++;
 }
@@ -918,11 +935,26 @@ static struct twheel_base *twheel_target(struct twheel_base *base,
 
 /*
  * Move the wheel clock up to @now when nothing is due by then, so that a
- * timer armed on an idle wheel is filed as low as its delay allows.
+ * timer armed on an idle wheel is filed as low as its delay allows. A
+ * caller that has not read the clock passes 0, and the coarse clock is
+ * read here (any lower bound of the time will do): once per jiffy at most,
+ * as it moves with jiffies.
  */
-static void twheel_forward(struct twheel_base *base, u64 now)
+static __always_inline void
+twheel_forward(struct twheel_base *base, u64 now)
 {
-	if (!base->in_run && base->next_expiry > now)
+	unsigned long j;
+
+	if (base->in_run)
+		return;
+	if (!now) {
+		j = READ_ONCE(jiffies);
+		if (j == base->forwarded)
+			return;
+		base->forwarded = j;
+		now = ktime_get_coarse();
+	}
+	if (base->next_expiry > now)
 		wheel_forward(&base->wheel, now);
 }
 
@@ -1000,7 +1032,7 @@ static int twheel_mod_opts(struct twheel_timer *timer, ktime_t expires,
 			   enum twheel_mode mode, unsigned int opts,
 			   unsigned int cpu, const struct twheel_period *per)
 {
-	u64 abs, now;
+	u64 abs, now = 0;
 	int ret;
 
 	if (WARN_ONCE(!timer->function, "twheel: timer %p not initialized\n",
@@ -1008,10 +1040,11 @@ static int twheel_mod_opts(struct twheel_timer *timer, ktime_t expires,
 		return -EINVAL;
 	/*
 	 * A relative deadline needs the exact time, or it could fire early.
-	 * An absolute one only forwards the wheel clock, for which a lower
-	 * bound that costs no clocksource read will do.
+	 * An absolute one needs no clock read, or a coarse one at most (see
+	 * twheel_forward()).
 	 */
-	now = mode == TWHEEL_REL ? ktime_get() : ktime_get_coarse();
+	if (mode == TWHEEL_REL)
+		now = ktime_get();
 	ret = twheel_abs(expires, mode, now, &abs);
 	if (ret)
 		return ret;
@@ -1200,8 +1233,8 @@ int twheel_add_bulk(struct twheel_timer **timers, const ktime_t *expires,
 					   ret + i);
 		/* Another wheel's timer: on its own, as twheel_add() would. */
 		if (stop < to) {
-			ret[stop] = __twheel_mod(timers[stop], abs[stop - i],
-						 now, MOD_ADD, 0, NULL);
+			ret[stop] = twheel_add(timers[stop], abs[stop - i],
+					       TWHEEL_ABS);
 			stop++;
 		}
 		for (; i < stop; i++)

@@ -304,8 +304,8 @@ static void wheel_list_del(struct list_head *entry)
 }
 
 /* File @timer at @idx, at the tail: FIFO. */
-static void wheel_link(struct wheel *w, struct twheel_timer *timer,
-		       unsigned int idx)
+static __always_inline void
+wheel_link(struct wheel *w, struct twheel_timer *timer, unsigned int idx)
 {
 	wheel_list_add_tail(&timer->entry, &w->slots[idx].head);
 	timer->idx = idx;
@@ -314,7 +314,8 @@ static void wheel_link(struct wheel *w, struct twheel_timer *timer,
 }
 
 /* The slot for tick @tick, not counting a drain in progress. */
-static unsigned int wheel_home(const struct wheel *w, u64 tick)
+static __always_inline unsigned int
+wheel_home(const struct wheel *w, u64 tick)
 {
 	return wheel_calc_idx(max(tick, w->clk), w->clk);
 }
@@ -395,16 +396,28 @@ static u64 wheel_slot_event(const struct wheel *w, unsigned int idx,
 }
 
 /*
- * Does occupied @slot's bookkeeping cover @timer already (its deadline
- * within @first and @last, its slack grid within the slot's)? Then filing
- * it there leaves the slot's event as it was.
+ * Does occupied @slot's bookkeeping cover a timer of deadline @expires and
+ * slack grid @slack already (@expires within @first and @last, @slack
+ * within the slot's grids)? Then filing it there leaves the slot's event
+ * as it was.
  */
-static bool wheel_slot_covers(const struct wheel_slot *slot,
-			      const struct twheel_timer *timer)
+static bool wheel_slot_covers(const struct wheel_slot *slot, u64 expires,
+			      u8 slack)
 {
-	return slot->count && slot->first <= timer->expires &&
-	       timer->expires <= slot->last &&
-	       slot->slack_min <= timer->slack && timer->slack <= slot->slack;
+	return slot->count && slot->first <= expires && expires <= slot->last &&
+	       slot->slack_min <= slack && slack <= slot->slack;
+}
+
+/* The slot wheel_add() files a timer of tick @tick in. */
+static __always_inline unsigned int wheel_file_idx(const struct wheel *w,
+						   u64 tick)
+{
+	unsigned int idx = WHEEL_NONE;
+
+	/* A tick inside a span being drained waits behind that slot's timers. */
+	if (unlikely(w->draining))
+		idx = wheel_draining(w, tick);
+	return idx == WHEEL_NONE ? wheel_home(w, tick) : idx;
 }
 
 /**
@@ -421,17 +434,14 @@ static bool wheel_slot_covers(const struct wheel_slot *slot,
  * for a level-0 slot, wheel_slot_event() above, 0 for a slot draining; or,
  * for a slot not due before @before, any time at or after @before.
  */
-static u64 wheel_add(struct wheel *w, struct twheel_timer *timer, u64 before)
+static __always_inline u64
+wheel_add(struct wheel *w, struct twheel_timer *timer, u64 before)
 {
-	u64 tick = wheel_timer_tick(w, timer);
-	unsigned int idx, lvl;
+	unsigned int idx = wheel_file_idx(w, wheel_timer_tick(w, timer)), lvl;
 	bool covered;
 
-	/* A tick inside a span being drained waits behind that slot's timers. */
-	idx = unlikely(w->draining) ? wheel_draining(w, tick) : WHEEL_NONE;
-	if (idx == WHEEL_NONE)
-		idx = wheel_home(w, tick);
-	covered = wheel_slot_covers(&w->slots[idx], timer);
+	covered = wheel_slot_covers(&w->slots[idx], timer->expires,
+				    timer->slack);
 	wheel_link(w, timer, idx);
 	lvl = wheel_lvl(idx);
 	if (!lvl)
@@ -480,7 +490,8 @@ static unsigned int wheel_slot_of(const struct wheel *w,
  *
  * Return: true if that emptied @timer's slot.
  */
-static bool wheel_del(struct wheel *w, struct twheel_timer *timer)
+static __always_inline bool
+wheel_del(struct wheel *w, struct twheel_timer *timer)
 {
 	unsigned int idx = wheel_slot_of(w, timer);
 
@@ -657,6 +668,9 @@ static bool wheel_drain(struct wheel *w, unsigned int lvl, unsigned int *budget)
  */
 static void wheel_forward(struct wheel *w, u64 now)
 {
+	/* @clk is at @now (or past it) already: tell so without a division. */
+	if (now < (w->clk + 1) * w->tick_ns)
+		return;
 	/* Not to a drain tick, which only the drain may reach. */
 	if (!w->draining)
 		w->clk = max(w->clk, min(wheel_ns_div(w, now),
