@@ -449,6 +449,25 @@ twheel_detach(struct twheel_base *base, struct twheel_timer *timer)
 	return emptied;
 }
 
+/*
+ * Give pending @timer the deadline @expires without taking it off the
+ * wheel, if it stays in its slot (wheel_requeue()); false if it must be
+ * detached and filed anew.
+ */
+static __always_inline bool twheel_requeue(struct twheel_base *base,
+					   struct twheel_timer *timer,
+					   u64 expires)
+{
+	lockdep_assert_held(&base->lock);
+
+	if (timer->idx == IDX_SLEEP ||
+	    !wheel_requeue(&base->wheel, timer, expires))
+		return false;
+	WRITE_ONCE(timer->expires, expires);
+	trace_twheel_arm(timer, wheel_lvl(timer->idx));
+	return true;
+}
+
 /* Timers on @base: filed on its wheel or expired on its sleep list. */
 static u64 twheel_base_pending(const struct twheel_base *base)
 {
@@ -996,13 +1015,14 @@ static int __twheel_mod(struct twheel_timer *timer, u64 expires, u64 now,
 		goto out_unlock;
 	if (ret && (opts & MOD_REDUCE) && timer->expires <= expires)
 		goto out_unlock;
+	if (opts & MOD_PERIOD)
+		twheel_period_set(timer, per);
+	new_base = twheel_target(base, timer, opts, cpu);
+	if (ret && new_base == base && twheel_requeue(base, timer, expires))
+		goto out_unlock;
 	if (ret)
 		twheel_detach(base, timer);
 	WRITE_ONCE(timer->expires, expires);
-	if (opts & MOD_PERIOD)
-		twheel_period_set(timer, per);
-
-	new_base = twheel_target(base, timer, opts, cpu);
 	if (new_base != base)
 		base = twheel_switch_base(base, new_base, timer);
 	twheel_forward(base, now);

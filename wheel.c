@@ -500,6 +500,35 @@ wheel_del(struct wheel *w, struct twheel_timer *timer)
 	return !w->slots[idx].count;
 }
 
+/**
+ * wheel_requeue - file a filed timer again in its own slot, if it may stay
+ * @w:		the wheel
+ * @timer:	a timer filed on @w
+ * @expires:	its new deadline
+ *
+ * A new deadline that wheel_add() would file in the timer's slot, within
+ * the slot's bounds, changes none of the wheel's bookkeeping: the timer
+ * only goes to the slot's tail, where wheel_del() and wheel_add() would
+ * put it, and the slot's event stays as it was.
+ *
+ * Return: true if so (the caller then sets @timer->expires to @expires);
+ * false, with nothing changed, if the timer must be filed anew.
+ */
+static __always_inline bool
+wheel_requeue(struct wheel *w, struct twheel_timer *timer, u64 expires)
+{
+	unsigned int idx = wheel_slot_of(w, timer);
+	u64 tick = wheel_round_tick(w, wheel_tick_of(w, expires), timer->slack);
+
+	if (wheel_file_idx(w, tick) != idx ||
+	    !wheel_slot_covers(&w->slots[idx], expires, timer->slack))
+		return false;
+	wheel_list_del(&timer->entry);
+	wheel_list_add_tail(&timer->entry, &w->slots[idx].head);
+	timer->idx = idx;
+	return true;
+}
+
 /* The number of timers filed on @w. */
 static u64 wheel_count(const struct wheel *w)
 {

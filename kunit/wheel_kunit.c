@@ -295,14 +295,27 @@ static u64 wt_slot_due(const struct wheel *w, unsigned int idx)
 	return idx == w->drain[lvl] ? 0 : wheel_slot_event(w, idx, U64_MAX);
 }
 
-/* Arm (or re-arm) @tm for @expires; returns what wheel_add() returned. */
+/*
+ * Arm (or re-arm) @tm for @expires; returns what wheel_add() returned, or
+ * the bound it was given for a re-arm that wheel_requeue() made in place,
+ * which the driver tries first.
+ */
 static u64 wt_arm(struct wt *wt, struct wt_timer *tm, u64 expires)
 {
 	struct wheel *w = wt->w;
 	u64 due, end, before;
+	bool requeued = false;
 
-	if (tm->armed)
-		wt_cancel(wt, tm);
+	if (tm->armed) {
+		requeued = wheel_requeue(w, &tm->t, expires);
+		if (requeued) {
+			rb_erase(&tm->node, &wt->pending);
+			tm->armed = false;
+			wt->npending--;
+		} else {
+			wt_cancel(wt, tm);
+		}
+	}
 	tm->t.expires = expires;
 	tm->tick = wt_slack_tick(wt, wt_tick_of(wt, expires), tm->t.slack);
 	/* Slack: the tick ends less than 2^slack ticks after the deadline. */
@@ -314,7 +327,7 @@ static u64 wt_arm(struct wt *wt, struct wt_timer *tm, u64 expires)
 	tm->level = wt_level_of(tm->tick, w->clk);
 	/* The bound the driver passes: the wheel's next event. */
 	before = wheel_next_event(w);
-	due = wheel_add(w, &tm->t, before);
+	due = requeued ? before : wheel_add(w, &tm->t, before);
 	if (due < before ? due != wt_slot_due(w, tm->t.idx) :
 	    wt_slot_due(w, tm->t.idx) < before)
 		WT_FAIL(wt, "timer %ld (expires %llu) due at %llu, slot %llu, bound %llu",
@@ -1217,6 +1230,41 @@ static void wheel_test_sparse(struct kunit *test)
 }
 
 /*
+ * A re-arm that files a timer in its own slot, within the slot's bounds,
+ * moves it to the slot's tail in place (wheel_requeue()): it fires after
+ * the timers of its tick armed before the re-arm. One to another slot, or
+ * beyond the slot's bounds, is left to a cancel and an add.
+ */
+static void wheel_test_requeue(struct kunit *test)
+{
+	static const u64 tick_ns = NSEC_PER_MSEC;
+	struct wt *wt = wt_new(test, tick_ns, 1000 * tick_ns, 3);
+	struct wt_timer *tm = wt->timers;
+	u64 t = 1010 * tick_ns, t2 = 1300 * tick_ns;
+	struct wheel *w = wt->w;
+
+	wt_arm(wt, &tm[0], t - 300);
+	wt_arm(wt, &tm[1], t - 100);
+	wt_arm(wt, &tm[2], t2);
+	KUNIT_EXPECT_EQ(test, tm[0].t.idx, tm[1].t.idx);
+	KUNIT_EXPECT_FALSE(test, wheel_requeue(w, &tm[0].t, t + tick_ns));
+	KUNIT_EXPECT_FALSE(test, wheel_requeue(w, &tm[0].t, t - 50));
+	KUNIT_EXPECT_FALSE(test, wheel_requeue(w, &tm[2].t, t2 + 1));
+	KUNIT_EXPECT_EQ(test, tm[0].t.expires, t - 300);
+	KUNIT_EXPECT_EQ(test, tm[2].t.expires, t2);
+	wt_check_wheel(wt);
+
+	KUNIT_EXPECT_EQ(test, wt_arm(wt, &tm[0], t - 200), t - 100);
+	wt_arm(wt, &tm[2], t2 - 1);
+	wt_run_events(wt, KTIME_MAX);
+	KUNIT_EXPECT_EQ(test, tm[1].order, 1);
+	KUNIT_EXPECT_EQ(test, tm[0].order, 2);
+	KUNIT_EXPECT_EQ(test, tm[0].fired_at, t - 100);
+	KUNIT_EXPECT_EQ(test, tm[2].fired_at, t2 - 1);
+	wt_check_wheel(wt);
+}
+
+/*
  * Deadlines in the past are filed in the slot of the wheel clock's tick
  * and due at once: on an idle wheel, while a slot is being expired (fired
  * in the same run) and while a cascade is in progress.
@@ -1831,6 +1879,7 @@ static struct kunit_case wheel_test_cases[] = {
 	KUNIT_CASE(wheel_test_cancel_draining),
 	KUNIT_CASE(wheel_test_cancel_spliced),
 	KUNIT_CASE(wheel_test_sparse),
+	KUNIT_CASE(wheel_test_requeue),
 	KUNIT_CASE(wheel_test_past),
 	KUNIT_CASE(wheel_test_past_clock_ahead),
 	KUNIT_CASE(wheel_test_forward),
