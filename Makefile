@@ -167,7 +167,7 @@ bench:
 
 # Instructions per timer of a 1M burst, and per arm, modify or cancel with
 # 100k pending, twheel and timer_list, counted by a QEMU TCG plugin (three
-# boots each, about 20 minutes in all): build/insns/{burst,cost}/report.md.
+# boots each, about 10 minutes in all): build/insns/{burst,cost}/report.md.
 insns:
 	@$(DEPS) bench stock
 	$(VM)/insns/run.sh burst
