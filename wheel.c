@@ -458,8 +458,8 @@ wheel_add(struct wheel *w, struct twheel_timer *timer, u64 before)
  * slot was drained, and the timer, which was spliced (a timer moved on its
  * own gets a new @idx), went where its tick leads from that drain tick.
  */
-static unsigned int wheel_slot_of(const struct wheel *w,
-				  const struct twheel_timer *timer)
+static unsigned int __wheel_slot_of(const struct wheel *w,
+				    const struct twheel_timer *timer)
 {
 	unsigned int idx = timer->idx, lvl;
 
@@ -479,6 +479,18 @@ static unsigned int wheel_slot_of(const struct wheel *w,
 		idx = wheel_calc_idx(tick, from);
 	}
 	return idx;
+}
+
+/* As __wheel_slot_of(), whose first test, for a slot not drained, is inline. */
+static __always_inline unsigned int
+wheel_slot_of(const struct wheel *w, const struct twheel_timer *timer)
+{
+	unsigned int idx = timer->idx, lvl = wheel_lvl(idx);
+
+	if (!lvl || idx == w->drain[lvl] ||
+	    w->clk < wheel_slot_drain_tick(w, idx))
+		return idx;
+	return __wheel_slot_of(w, timer);
 }
 
 /**
