@@ -519,9 +519,11 @@ wheel_del(struct wheel *w, struct twheel_timer *timer)
  * @expires:	its new deadline
  *
  * A new deadline that wheel_add() would file in the timer's slot, within
- * the slot's bounds, changes none of the wheel's bookkeeping: the timer
- * only goes to the slot's tail, where wheel_del() and wheel_add() would
- * put it, and the slot's event stays as it was.
+ * the slot's bounds, changes none of the wheel's bookkeeping while other
+ * timers share the slot: the timer only goes to the slot's tail, where
+ * wheel_del() and wheel_add() would put it, and the slot's event stays as
+ * it was. A timer alone in its slot is filed anew: wheel_del() clears the
+ * slot's bounds, which the new deadline alone then sets.
  *
  * Return: true if so (the caller then sets @timer->expires to @expires);
  * false, with nothing changed, if the timer must be filed anew.
@@ -532,7 +534,7 @@ wheel_requeue(struct wheel *w, struct twheel_timer *timer, u64 expires)
 	unsigned int idx = wheel_slot_of(w, timer);
 	u64 tick = wheel_round_tick(w, wheel_tick_of(w, expires), timer->slack);
 
-	if (wheel_file_idx(w, tick) != idx ||
+	if (w->slots[idx].count == 1 || wheel_file_idx(w, tick) != idx ||
 	    !wheel_slot_covers(&w->slots[idx], expires, timer->slack))
 		return false;
 	wheel_list_del(&timer->entry);

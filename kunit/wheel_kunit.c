@@ -1232,8 +1232,9 @@ static void wheel_test_sparse(struct kunit *test)
 /*
  * A re-arm that files a timer in its own slot, within the slot's bounds,
  * moves it to the slot's tail in place (wheel_requeue()): it fires after
- * the timers of its tick armed before the re-arm. One to another slot, or
- * beyond the slot's bounds, is left to a cancel and an add.
+ * the timers of its tick armed before the re-arm. One to another slot,
+ * beyond the slot's bounds, or of a timer alone in its slot (whose bounds
+ * a cancel and an add make its own) is left to a cancel and an add.
  */
 static void wheel_test_requeue(struct kunit *test)
 {
@@ -1261,6 +1262,17 @@ static void wheel_test_requeue(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tm[0].order, 2);
 	KUNIT_EXPECT_EQ(test, tm[0].fired_at, t - 100);
 	KUNIT_EXPECT_EQ(test, tm[2].fired_at, t2 - 1);
+	wt_check_wheel(wt);
+
+	/* Alone, after a cancel left the slot's bounds wider than it. */
+	t += 400 * tick_ns;
+	wt_arm(wt, &tm[0], t - 300);
+	wt_arm(wt, &tm[1], t - 100);
+	wt_cancel(wt, &tm[1]);
+	KUNIT_EXPECT_FALSE(test, wheel_requeue(w, &tm[0].t, t - 200));
+	KUNIT_EXPECT_EQ(test, wt_arm(wt, &tm[0], t - 200), t - 200);
+	wt_run_events(wt, KTIME_MAX);
+	KUNIT_EXPECT_EQ(test, tm[0].fired_at, t - 200);
 	wt_check_wheel(wt);
 }
 
