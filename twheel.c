@@ -391,7 +391,8 @@ static void twheel_kick_fn(void *info)
 }
 
 /*
- * Program the base's hrtimer for base->next_expiry, on the base's CPU. A
+ * Program the base's hrtimer for base->next_expiry, on the base's CPU, or
+ * stop it when nothing is left (U64_MAX) rather than wake for nothing. A
  * base whose CPU is going down is not programmed: twheel_cpu_dead() moves
  * its timers to a live one.
  */
@@ -399,7 +400,11 @@ static void twheel_program(struct twheel_base *base)
 {
 	lockdep_assert_held(&base->lock);
 
-	if (base->next_expiry == U64_MAX || !base->online)
+	if (base->next_expiry == U64_MAX) {
+		hrtimer_try_to_cancel(&base->hrtimer);
+		return;
+	}
+	if (!base->online)
 		return;
 	if (base->cpu == smp_processor_id()) {
 		hrtimer_start(&base->hrtimer, base->next_expiry,
@@ -495,10 +500,9 @@ twheel_detach_if_pending(struct twheel_base *base, struct twheel_timer *timer)
 	emptied = twheel_detach(base, timer);
 	trace_twheel_cancel(timer);
 	base->stats.cancelled++;
-	/* The wheel is empty: stop its hrtimer rather than wake for nothing. */
 	if (emptied && !base->in_run && !twheel_base_pending(base)) {
 		base->next_expiry = U64_MAX;
-		hrtimer_try_to_cancel(&base->hrtimer);
+		twheel_program(base);
 	}
 	return 1;
 }
@@ -771,10 +775,8 @@ static void twheel_run_done(struct twheel_base *base)
 {
 	base->in_run = false;
 	base->backlog = false;
-	base->next_expiry = wheel_next_event(&base->wheel);
 	/* The hrtimer may still be armed for the next slice of a backlog. */
-	if (base->next_expiry == U64_MAX)
-		hrtimer_try_to_cancel(&base->hrtimer);
+	base->next_expiry = wheel_next_event(&base->wheel);
 	twheel_program(base);
 }
 
