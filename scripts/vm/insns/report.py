@@ -21,7 +21,7 @@ import re
 SHARED_FIRE = {'tb_fire_note', '_raw_spin_lock_irq', '_raw_spin_unlock_irq'} | {
     f'__x86_indirect_thunk_{r}' for r in ('r12', 'r13', 'r14', 'r15', 'rax', 'rbx')}
 FIRE = {
-    'twheel': SHARED_FIRE | {'twheel_run', 'twheel_unlock', 'tb_fire_tw'},
+    'twheel': SHARED_FIRE | {'twheel_run', 'tb_fire_tw'},
     'timer_list': SHARED_FIRE | {'__run_timers', 'call_timer_fn', 'tb_fire_tl'},
 }
 
@@ -57,52 +57,59 @@ def per_symbol(tb, log):
     return insns
 
 
-def bursts(log):
-    """The burst records of a boot: (callbacks/s) per round."""
-    rates = []
+def records(log, kind):
+    """The benchmark's RESULT records of one kind in a boot's console."""
+    found = []
     with open(log, errors='replace') as f:
         for line in f:
-            m = re.search(r'RESULT (\{"kind":"burst".*\})', line)
+            m = re.search(r'RESULT (\{"kind":"%s".*\})' % kind, line)
             if m:
-                rates.append(json.loads(m.group(1))['per_s'])
-    return rates
+                found.append(json.loads(m.group(1)))
+    return found
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument('dir')
     ap.add_argument('--what', choices=('burst', 'cost'), default='burst')
-    ap.add_argument('--units', type=float, required=True,
-                    help='burst timers or cost operations of each boot')
+    ap.add_argument('--timers', type=float,
+                    help='timers in the bursts of each boot (burst)')
     ap.add_argument('--top', type=int, default=12)
     a = ap.parse_args()
+    if a.what == 'burst' and not a.timers:
+        ap.error('burst needs --timers')
     d = lambda name, ext: os.path.join(a.dir, f'{name}.{ext}')
     base = per_symbol(d('none', 'tb'), d('none', 'log'))
     if a.what == 'burst':
         unit = 'timer'
-        print(f'# Instructions per timer of a burst ({a.units:,.0f} timers a boot)\n')
+        print(f'# Instructions per timer of a burst ({a.timers:,.0f} timers a boot)\n')
         print('Guest instructions by kernel symbol, a boot with bursts of one '
               'facility minus one without, over its burst timers: arm, fire and '
               'cancel_sync of each timer (scripts/vm/insns/run.sh).\n')
     else:
         unit = 'op'
-        print(f'# Instructions per arm, modify or cancel ({a.units:,.0f} a boot)\n')
+        print('# Instructions per arm, modify or cancel\n')
         print('Guest instructions by kernel symbol, a boot with the cost rounds of '
               'one facility minus one without, over its operations: the mean of '
               'an arm, a modify and a cancel at random deadlines up to an hour, '
               'twheel with absolute ones (scripts/vm/insns/run.sh).\n')
     for fac in ('twheel', 'timer_list'):
         got = per_symbol(d(fac, 'tb'), d(fac, 'log'))
-        delta = {k: (got[k] - base[k]) / a.units for k in set(got) | set(base)}
+        # A cost record counts each of its three operations ops times.
+        units = a.timers if a.what == 'burst' else sum(
+            3 * r['ops'] for r in records(d(fac, 'log'), 'cost'))
+        delta = {k: (got[k] - base[k]) / units for k in set(got) | set(base)}
         total = sum(delta.values())
         if a.what == 'burst':
             fire = sum(v for k, v in delta.items()
                        if k.split(' ')[0] in FIRE[fac])
-            rates = ', '.join(f'{r / 1e6:.2f}' for r in bursts(d(fac, 'log')))
+            rates = ', '.join(f'{r["per_s"] / 1e6:.2f}'
+                              for r in records(d(fac, 'log'), 'burst'))
             print(f'## {fac}: {total:.0f} per timer, {fire:.0f} of them in the '
                   f'fire path (callbacks/s under the plugin: {rates} M)\n')
         else:
-            print(f'## {fac}: {total:.0f} per operation\n')
+            print(f'## {fac}: {total:.0f} per operation ({units:,.0f} '
+                  f'operations)\n')
         print(f'| symbol | per {unit} |\n|---|---:|')
         for k, v in sorted(delta.items(), key=lambda kv: -kv[1])[:a.top]:
             print(f'| {k} | {v:.1f} |')

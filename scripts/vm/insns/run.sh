@@ -18,13 +18,10 @@
 # the count does not depend on the host's load.
 # Report: build/insns/WHAT/report.md.
 . "$(dirname "$0")/../lib.sh"
-what=${1:-burst} rounds=3 probe_ops=65536
+what=${1:-burst} rounds=3
 case $what in
-burst)	n=${2:-1000000} facs="none:0 twheel:1 timer_list:2"
-	units=$((n * rounds)) ;;
-cost)	n=${2:-100000} facs="none:0 twheel:8 timer_list:2"
-	k=$((n < probe_ops ? n : probe_ops))
-	units=$(((probe_ops + k - 1) / k * k * 3 * rounds)) ;;
+burst)	n=${2:-1000000} facs="none:0 twheel:1 timer_list:2" ;;
+cost)	n=${2:-100000} facs="none:0 twheel:8 timer_list:2" ;;
 *)	die "usage: run.sh [burst|cost] [N]" ;;
 esac
 out="$TOP/build/insns/$what"; mkdir -p "$out"
@@ -40,5 +37,5 @@ for run in $facs; do
 		"$VM_DIR/run-vm.sh" stock insns >/dev/null
 	cp "$TOP/build/vm/stock-insns.log" "$out/$name.log"
 done
-python3 "$VM_DIR/insns/report.py" --what "$what" --units "$units" "$out" |
+python3 "$VM_DIR/insns/report.py" --what "$what" --timers $((n * rounds)) "$out" |
 	tee "$out/report.md"
