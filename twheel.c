@@ -267,8 +267,8 @@ struct twheel_running {
  *			accounting is on (see twheel_held())
  * @held_hist:		holds timed, by length: see twheel_hold_bucket()
  * @forwarded:		jiffies when twheel_forward() last read the clock
- * @late:		deadline and time of the last late fire, and its
- *			lateness bucket: the fires of a burst share all three
+ * @late:		deadline and time of the last fire, and the counter of
+ *			its lateness in @stats: see twheel_late_counter()
  * @wheel:		the timing wheel
  */
 struct twheel_base {
@@ -293,7 +293,7 @@ struct twheel_base {
 	struct {
 		u64		fired;
 		u64		now;
-		unsigned int	bucket;
+		u64		*counter;
 	} late;
 	struct wheel		wheel;
 } ____cacheline_aligned;
@@ -547,30 +547,34 @@ static struct twheel_base *twheel_switch_base(struct twheel_base *base,
 	return new_base;
 }
 
+/*
+ * The lateness counter of a fire at @now of a timer due at @fired, kept for
+ * the fires that follow with the same pair: the fires of a burst.
+ */
+static void twheel_late_counter(struct twheel_base *base, u64 fired, u64 now)
+{
+	u64 *counter = &base->stats.lateness[0];
+	unsigned int bucket;
+
+	if (unlikely(now < fired)) {
+		counter = &base->stats.early;
+	} else if (now - fired >= tick_ns) {
+		bucket = ilog2(wheel_ns_div(&base->wheel, now - fired)) + 1;
+		counter += min_t(unsigned int, bucket, TWHEEL_LATE_BUCKETS - 1);
+	}
+	base->late.fired = fired;
+	base->late.now = now;
+	base->late.counter = counter;
+}
+
 static __always_inline void
 twheel_account_lateness(struct twheel_base *base, struct twheel_timer *timer,
 			u64 now)
 {
-	unsigned int bucket = 0;
-	u64 ticks;
-
 	trace_twheel_fire(timer, now);
-	if (unlikely(now < timer->fired)) {
-		base->stats.early++;
-		return;
-	}
-	if (now - timer->fired < tick_ns)
-		goto out;
-	if (timer->fired != base->late.fired || now != base->late.now) {
-		ticks = wheel_ns_div(&base->wheel, now - timer->fired);
-		base->late.bucket = min_t(unsigned int, ilog2(ticks) + 1,
-					  TWHEEL_LATE_BUCKETS - 1);
-		base->late.fired = timer->fired;
-		base->late.now = now;
-	}
-	bucket = base->late.bucket;
-out:
-	base->stats.lateness[bucket]++;
+	if (timer->fired != base->late.fired || now != base->late.now)
+		twheel_late_counter(base, timer->fired, now);
+	(*base->late.counter)++;
 }
 
 /*
@@ -625,9 +629,22 @@ static void twheel_wake_waiters(struct twheel_base *base)
 }
 
 /*
- * Run the callback of an expired, detached @timer at time @now in context
- * @ctx. Called and returns with @base->lock held, interrupts off; drops it
- * around the callback, after which @timer is not touched.
+ * Read the clock for the fires that follow in context @ctx: their callbacks
+ * see it as their fire time (twheel_fire_time()).
+ */
+static u64 twheel_run_clock(struct twheel_base *base, unsigned int ctx)
+{
+	u64 now = ktime_get();
+
+	base->running[ctx].at = now;
+	return now;
+}
+
+/*
+ * Run the callback of an expired, detached @timer at time @now, read with
+ * twheel_run_clock(), in context @ctx. Called and returns with @base->lock
+ * held, interrupts off; drops it around the callback, after which @timer
+ * is not touched.
  */
 static __always_inline void
 twheel_fire(struct twheel_base *base, struct twheel_timer *timer,
@@ -643,7 +660,6 @@ twheel_fire(struct twheel_base *base, struct twheel_timer *timer,
 	lockdep_copy_map(&lockdep_map, &timer->lockdep_map);
 #endif
 	twheel_account_fire(base, timer, now);
-	running->at = now;
 	WRITE_ONCE(running->timer, timer);
 	twheel_unlock(base);
 
@@ -685,7 +701,6 @@ static void twheel_fire_batch(struct twheel_base *base,
 			break;
 		twheel_detach_due(base, timer);
 	}
-	running->at = now;
 	WRITE_ONCE(running->nr_batch, n);
 	twheel_unlock(base);
 
@@ -724,8 +739,7 @@ static void twheel_relax(struct twheel_base *base)
 static bool twheel_run(struct twheel_base *base, u64 slice_ns)
 	__must_hold(&base->lock)
 {
-	/* One clock read per batch: callbacks see it as their fire time. */
-	u64 now = ktime_get(), end = now + slice_ns;
+	u64 now = twheel_run_clock(base, RUN_SOFTIRQ), end = now + slice_ns;
 	bool sleepers = false, done = false;
 	unsigned int n = 0;
 
@@ -738,7 +752,7 @@ static bool twheel_run(struct twheel_base *base, u64 slice_ns)
 		/* Hand-overs and cascades keep the lock: drop it now and then. */
 		if (!(++n % RUN_BATCH)) {
 			twheel_relax(base);
-			now = ktime_get();
+			now = twheel_run_clock(base, RUN_SOFTIRQ);
 			if (now > end)
 				break;
 		}
@@ -756,13 +770,13 @@ static bool twheel_run(struct twheel_base *base, u64 slice_ns)
 			continue;
 		}
 		twheel_detach_due(base, timer);
-		if (timer->flags & TWHEEL_SLEEPABLE) {
+		if (likely(!(timer->flags & (TWHEEL_SLEEPABLE | TWHEEL_BATCH)))) {
+			twheel_fire(base, timer, RUN_SOFTIRQ, now);
+		} else if (timer->flags & TWHEEL_SLEEPABLE) {
 			twheel_hand_over(base, timer);
 			sleepers = true;
-		} else if (timer->flags & TWHEEL_BATCH) {
-			twheel_fire_batch(base, timer, now);
 		} else {
-			twheel_fire(base, timer, RUN_SOFTIRQ, now);
+			twheel_fire_batch(base, timer, now);
 		}
 	}
 	if (sleepers)
@@ -897,7 +911,8 @@ static void twheel_sleep_work_fn(struct work_struct *work)
 		timer = list_first_entry(&base->sleep_list, struct twheel_timer,
 					 entry);
 		twheel_detach(base, timer);
-		twheel_fire(base, timer, RUN_WORK, ktime_get());
+		twheel_fire(base, timer, RUN_WORK,
+			    twheel_run_clock(base, RUN_WORK));
 		twheel_unlock(base);
 		cond_resched();
 		twheel_lock(base);
@@ -936,9 +951,9 @@ twheel_running(struct twheel_base *base, const struct twheel_timer *timer)
  * going down is only chosen for a running timer, or from that CPU itself:
  * twheel_cpu_dead() moves its timers.
  */
-static struct twheel_base *twheel_target(struct twheel_base *base,
-					 struct twheel_timer *timer,
-					 unsigned int opts, unsigned int cpu)
+static __always_inline struct twheel_base *
+twheel_target(struct twheel_base *base, struct twheel_timer *timer,
+	      unsigned int opts, unsigned int cpu)
 {
 	struct twheel_base *target = base;
 
@@ -952,6 +967,15 @@ static struct twheel_base *twheel_target(struct twheel_base *base,
 	if (target != base && twheel_running(base, timer))
 		return base;
 	return target;
+}
+
+/*
+ * ktime_get_coarse(), out of line: the timespec64 it fills on the stack
+ * would give every arming call a stack canary.
+ */
+static noinline u64 twheel_coarse_now(void)
+{
+	return ktime_get_coarse();
 }
 
 /*
@@ -973,7 +997,7 @@ twheel_forward(struct twheel_base *base, u64 now)
 		if (j == base->forwarded)
 			return;
 		base->forwarded = j;
-		now = ktime_get_coarse();
+		now = twheel_coarse_now();
 	}
 	if (base->next_expiry > now)
 		wheel_forward(&base->wheel, now);
@@ -995,9 +1019,10 @@ static void twheel_period_set(struct twheel_timer *timer,
 	WRITE_ONCE(timer->left, per->ns ? per->count : 0);
 }
 
-static int __twheel_mod(struct twheel_timer *timer, u64 expires, u64 now,
-			unsigned int opts, unsigned int cpu,
-			const struct twheel_period *per)
+static __always_inline int
+__twheel_mod(struct twheel_timer *timer, u64 expires, u64 now,
+	     unsigned int opts, unsigned int cpu,
+	     const struct twheel_period *per)
 {
 	struct twheel_base *base, *new_base;
 	unsigned long flags;
@@ -1050,9 +1075,16 @@ static int twheel_abs(ktime_t expires, enum twheel_mode mode, u64 now,
 	return 0;
 }
 
-static int twheel_mod_opts(struct twheel_timer *timer, ktime_t expires,
-			   enum twheel_mode mode, unsigned int opts,
-			   unsigned int cpu, const struct twheel_period *per)
+/*
+ * What every arming call does, with its options @opts. Inline into
+ * twheel_add() and twheel_mod(), the hot ones, where @opts is a constant
+ * that leaves out the options' tests; out of line for the others
+ * (twheel_mod_any()).
+ */
+static __always_inline int
+twheel_mod_opts(struct twheel_timer *timer, ktime_t expires,
+		enum twheel_mode mode, unsigned int opts, unsigned int cpu,
+		const struct twheel_period *per)
 {
 	u64 abs, now = 0;
 	int ret;
@@ -1071,6 +1103,14 @@ static int twheel_mod_opts(struct twheel_timer *timer, ktime_t expires,
 	if (ret)
 		return ret;
 	return __twheel_mod(timer, abs, now, opts, cpu, per);
+}
+
+static noinline int twheel_mod_any(struct twheel_timer *timer,
+				   ktime_t expires, enum twheel_mode mode,
+				   unsigned int opts, unsigned int cpu,
+				   const struct twheel_period *per)
+{
+	return twheel_mod_opts(timer, expires, mode, opts, cpu, per);
 }
 
 /**
@@ -1153,7 +1193,7 @@ int twheel_add_on(struct twheel_timer *timer, ktime_t expires,
 {
 	if (cpu >= nr_cpu_ids || !cpu_possible(cpu))
 		return -EINVAL;
-	return twheel_mod_opts(timer, expires, mode, MOD_ADD | MOD_ON_CPU, cpu, NULL);
+	return twheel_mod_any(timer, expires, mode, MOD_ADD | MOD_ON_CPU, cpu, NULL);
 }
 EXPORT_SYMBOL_GPL(twheel_add_on);
 
@@ -1304,7 +1344,7 @@ EXPORT_SYMBOL_GPL(twheel_mod);
 int twheel_mod_pending(struct twheel_timer *timer, ktime_t expires,
 		       enum twheel_mode mode)
 {
-	return twheel_mod_opts(timer, expires, mode, MOD_PENDING, 0, NULL);
+	return twheel_mod_any(timer, expires, mode, MOD_PENDING, 0, NULL);
 }
 EXPORT_SYMBOL_GPL(twheel_mod_pending);
 
@@ -1331,7 +1371,7 @@ int twheel_mod_pending_period(struct twheel_timer *timer, ktime_t expires,
 
 	if (!twheel_period_valid(&per))
 		return -EINVAL;
-	return twheel_mod_opts(timer, expires, mode, MOD_PENDING | MOD_PERIOD,
+	return twheel_mod_any(timer, expires, mode, MOD_PENDING | MOD_PERIOD,
 			       0, &per);
 }
 EXPORT_SYMBOL_GPL(twheel_mod_pending_period);
@@ -1350,7 +1390,7 @@ EXPORT_SYMBOL_GPL(twheel_mod_pending_period);
 int twheel_reduce(struct twheel_timer *timer, ktime_t expires,
 		  enum twheel_mode mode)
 {
-	return twheel_mod_opts(timer, expires, mode, MOD_REDUCE, 0, NULL);
+	return twheel_mod_any(timer, expires, mode, MOD_REDUCE, 0, NULL);
 }
 EXPORT_SYMBOL_GPL(twheel_reduce);
 
@@ -1945,6 +1985,7 @@ static void twheel_base_init(struct twheel_base *base, unsigned int cpu)
 	base->next_expiry = U64_MAX;
 	wheel_init(&base->wheel, tick_ns, ktime_get());
 	INIT_LIST_HEAD(&base->sleep_list);
+	base->late.counter = &base->stats.lateness[0];
 	hrtimer_setup(&base->hrtimer, twheel_hrtimer_fn, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_ABS_PINNED_SOFT);
 	INIT_CSD(&base->kick, twheel_kick_fn, base);

@@ -48,12 +48,13 @@
  * those, to the tail of the draining slot (spans being drained never
  * overlap): timers of one tick keep their FIFO order.
  *
- * A spliced timer's @idx still names the slot it was filed in, whose drain
- * tick @clk has reached since. wheel_slot_of() follows such a stale index
- * down to the slot the splice put it in: a splice happens at the drain
- * tick, with @clk there, so its target depends only on the timer's tick,
- * and no slot is reused before every timer that was spliced out of it has
- * fired.
+ * A spliced timer's @idx still names the slot it was filed in. That slot
+ * keeps the index of the slot its timers went to (@moved), which
+ * wheel_slot_of() follows, as far as later splices lead: no slot is reused
+ * before every timer that was spliced out of it has fired (it would hold
+ * a granule LVL_SLOTS granules later, which @clk reaches only after the
+ * ticks of the spliced ones), so a slot filed anew forgets where its
+ * timers went.
  *
  * Events
  * ------
@@ -239,6 +240,7 @@ static void wheel_init(struct wheel *w, u64 tick_ns, u64 now)
 		INIT_LIST_HEAD(&w->slots[idx].head);
 		w->slots[idx].first = U64_MAX;
 		w->slots[idx].slack_min = U8_MAX;
+		w->slots[idx].moved = WHEEL_NONE;
 	}
 }
 
@@ -260,6 +262,14 @@ wheel_slot_fill(struct wheel *w, unsigned int idx, u32 count, u64 first,
 	slot->slack = max(slot->slack, slack);
 	__set_bit(idx % LVL_SLOTS, w->pending_map[lvl]);
 	w->level_count[lvl] += count;
+	if (slot->count != count)
+		return;
+	/*
+	 * Newly occupied: no timer spliced out of it is left (see "Cascading"),
+	 * and its drain tick joins @drain_limit, where those of the occupied
+	 * slots are.
+	 */
+	slot->moved = WHEEL_NONE;
 	if (lvl && idx != w->drain[lvl])
 		w->drain_limit = min(w->drain_limit,
 				     wheel_slot_drain_tick(w, idx));
@@ -274,6 +284,9 @@ static __always_inline void wheel_slot_drop(struct wheel *w, unsigned int idx,
 	slot->count -= count;
 	w->level_count[wheel_lvl(idx)] -= count;
 	if (!slot->count) {
+		/* wheel_first_due() then need not check for an empty slot. */
+		if (idx == w->due)
+			w->due = WHEEL_NONE;
 		__clear_bit(idx % LVL_SLOTS, w->pending_map[wheel_lvl(idx)]);
 		slot->first = U64_MAX;
 		slot->last = 0;
@@ -452,45 +465,15 @@ wheel_add(struct wheel *w, struct twheel_timer *timer, u64 before)
 	return covered ? before : wheel_slot_event(w, idx, before);
 }
 
-/*
- * The slot @timer is in. Its @idx is exact unless it names a slot whose
- * drain tick @clk has reached and which is not being drained: then that
- * slot was drained, and the timer, which was spliced (a timer moved on its
- * own gets a new @idx), went where its tick leads from that drain tick.
- */
-static unsigned int __wheel_slot_of(const struct wheel *w,
-				    const struct twheel_timer *timer)
-{
-	unsigned int idx = timer->idx, lvl;
-
-	while ((lvl = wheel_lvl(idx)) && idx != w->drain[lvl]) {
-		u64 tick, from;
-
-		/*
-		 * @idx holds the timer's granule at @lvl (@clk has not
-		 * passed its tick), so the slot's drain tick is the
-		 * granule's: the timer's tick is needed only once the slot
-		 * has drained.
-		 */
-		from = wheel_slot_drain_tick(w, idx);
-		if (w->clk < from)
-			break;
-		tick = wheel_timer_tick(w, timer);
-		idx = wheel_calc_idx(tick, from);
-	}
-	return idx;
-}
-
-/* As __wheel_slot_of(), whose first test, for a slot not drained, is inline. */
+/* The slot @timer is in: its @idx, or where a splice took it (@moved). */
 static __always_inline unsigned int
 wheel_slot_of(const struct wheel *w, const struct twheel_timer *timer)
 {
-	unsigned int idx = timer->idx, lvl = wheel_lvl(idx);
+	unsigned int idx = timer->idx;
 
-	if (!lvl || idx == w->drain[lvl] ||
-	    w->clk < wheel_slot_drain_tick(w, idx))
-		return idx;
-	return __wheel_slot_of(w, timer);
+	while (unlikely(w->slots[idx].moved != WHEEL_NONE))
+		idx = w->slots[idx].moved;
+	return idx;
 }
 
 /**
@@ -532,10 +515,14 @@ static __always_inline bool
 wheel_requeue(struct wheel *w, struct twheel_timer *timer, u64 expires)
 {
 	unsigned int idx = wheel_slot_of(w, timer);
-	u64 tick = wheel_round_tick(w, wheel_tick_of(w, expires), timer->slack);
+	u64 tick;
 
-	if (w->slots[idx].count == 1 || wheel_file_idx(w, tick) != idx ||
+	/* The bounds first: a new deadline mostly leaves them, and the slot. */
+	if (w->slots[idx].count == 1 ||
 	    !wheel_slot_covers(&w->slots[idx], expires, timer->slack))
+		return false;
+	tick = wheel_round_tick(w, wheel_tick_of(w, expires), timer->slack);
+	if (wheel_file_idx(w, tick) != idx)
 		return false;
 	wheel_list_del(&timer->entry);
 	wheel_list_add_tail(&timer->entry, &w->slots[idx].head);
@@ -669,6 +656,7 @@ static void wheel_drain_begin(struct wheel *w, unsigned int idx,
 	wheel_slot_fill(w, to, count, slot->first, slot->last, slot->slack_min,
 			slot->slack);
 	wheel_slot_drop(w, idx, count);
+	slot->moved = to;
 	w->cascaded += count;
 	if (*budget)
 		(*budget)--;
@@ -848,8 +836,11 @@ static enum wheel_state wheel_advance(struct wheel *w, u64 now,
 static __always_inline void
 wheel_del_due(struct wheel *w, struct twheel_timer *timer)
 {
+	/* A slot of level 0: the mask tells the compiler, which keeps it. */
+	unsigned int idx = w->due & LVL_SLOT_MASK;
+
 	wheel_list_del(&timer->entry);
-	wheel_slot_drop(w, w->due, 1);
+	wheel_slot_drop(w, idx, 1);
 }
 
 /**
@@ -867,8 +858,9 @@ static struct twheel_timer *wheel_first_due(const struct wheel *w, u64 now)
 
 	if (w->due == WHEEL_NONE)
 		return NULL;
-	slot = &w->slots[w->due];
-	if (!slot->count || slot->last > now)
+	/* A slot of level 0, as in wheel_del_due(). */
+	slot = &w->slots[w->due & LVL_SLOT_MASK];
+	if (slot->last > now)
 		return NULL;
 	return list_first_entry(&slot->head, struct twheel_timer, entry);
 }

@@ -52,6 +52,8 @@
  * @slack:	largest slack grid (timer->slack) filed since the slot was
  *		last empty
  * @slack_min:	smallest slack grid filed since the slot was last empty
+ * @moved:	the slot a splice moved this one's timers to, until it is
+ *		filed anew; else %WHEEL_NONE (see "Cascading" in wheel.c)
  *
  * @first, @last, @slack and @slack_min are bounds, not exact: a cancel
  * does not tighten them.
@@ -63,6 +65,7 @@ struct wheel_slot {
 	u32			count;
 	u8			slack;
 	u8			slack_min;
+	u16			moved;
 };
 
 /**
