@@ -465,7 +465,10 @@ wheel_add(struct wheel *w, struct twheel_timer *timer, u64 before)
 	return covered ? before : wheel_slot_event(w, idx, before);
 }
 
-/* The slot @timer is in: its @idx, or where a splice took it (@moved). */
+/*
+ * The slot @timer is in: its @idx, or where splices took it (@moved), one
+ * level down each: LVL_DEPTH - 1 steps at most.
+ */
 static __always_inline unsigned int
 wheel_slot_of(const struct wheel *w, const struct twheel_timer *timer)
 {
@@ -836,7 +839,7 @@ static enum wheel_state wheel_advance(struct wheel *w, u64 now,
 static __always_inline void
 wheel_del_due(struct wheel *w, struct twheel_timer *timer)
 {
-	/* A slot of level 0: the mask tells the compiler, which keeps it. */
+	/* A slot of level 0: the mask, which leaves it as it is, says so. */
 	unsigned int idx = w->due & LVL_SLOT_MASK;
 
 	wheel_list_del(&timer->entry);

@@ -1170,6 +1170,39 @@ static void wheel_test_cancel_spliced(struct kunit *test)
 }
 
 /*
+ * A spliced slot remembers where its timers went (@moved) until every one
+ * of them has fired; filed anew LVL_SLOTS granules later, it forgets.
+ */
+static void wheel_test_slot_reuse(struct kunit *test)
+{
+	static const u64 tick_ns = NSEC_PER_MSEC;
+	const u64 tick = 5 * LVL_GRAN(1) + 7;
+	const u64 later = tick + LVL_SLOTS * LVL_GRAN(1);
+	const unsigned int idx = LVL_OFFS(1) + 5, to = tick % LVL_SLOTS;
+	struct wt *wt = wt_new(test, tick_ns, 0, 3);
+	struct wheel *w = wt->w;
+
+	wt_arm(wt, &wt->timers[0], tick * tick_ns);
+	wt_arm(wt, &wt->timers[1], tick * tick_ns);
+	KUNIT_EXPECT_EQ(test, wt->timers[0].t.idx, idx);
+	wt_run(wt, wt_drain_tick(tick, 1) * tick_ns, 1);
+	KUNIT_EXPECT_EQ(test, w->slots[idx].count, 0);
+	KUNIT_EXPECT_EQ(test, w->slots[idx].moved, to);
+	KUNIT_EXPECT_EQ(test, wheel_slot_of(w, &wt->timers[0].t), to);
+	wt_run(wt, tick * tick_ns, 1);
+	KUNIT_EXPECT_EQ(test, wt->fired, 2);
+	/* @clk into the level-2 granule before @later's: it files at level 1. */
+	wt_run(wt, (later - LVL_GRAN(2)) * tick_ns, 1);
+	wt_arm(wt, &wt->timers[2], later * tick_ns);
+	KUNIT_EXPECT_EQ(test, wt->timers[2].t.idx, idx);
+	KUNIT_EXPECT_EQ(test, w->slots[idx].moved, WHEEL_NONE);
+	KUNIT_EXPECT_EQ(test, wheel_slot_of(w, &wt->timers[2].t), idx);
+	wt_check_wheel(wt);
+	wt_run(wt, later * tick_ns, 1);
+	KUNIT_EXPECT_EQ(test, wt->fired, 3);
+}
+
+/*
  * A lone level-0 timer is due at its deadline, not at the end of its tick;
  * a slot of several is due at its latest deadline (a bound: a cancel does
  * not bring it forward), never after the end of the tick.
@@ -1890,6 +1923,7 @@ static struct kunit_case wheel_test_cases[] = {
 	KUNIT_CASE(wheel_test_bounded_cascade),
 	KUNIT_CASE(wheel_test_cancel_draining),
 	KUNIT_CASE(wheel_test_cancel_spliced),
+	KUNIT_CASE(wheel_test_slot_reuse),
 	KUNIT_CASE(wheel_test_sparse),
 	KUNIT_CASE(wheel_test_requeue),
 	KUNIT_CASE(wheel_test_past),
