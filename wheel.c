@@ -152,12 +152,18 @@ static u64 wheel_round_tick(const struct wheel *w, u64 tick, unsigned int slack)
 	return grid <= w->tick_max ? grid : tick;
 }
 
+/* The tick a timer of deadline @expires and slack grid @slack is filed at. */
+static __always_inline u64
+wheel_tick_at(const struct wheel *w, u64 expires, unsigned int slack)
+{
+	return wheel_round_tick(w, wheel_tick_of(w, expires), slack);
+}
+
 /* The tick @timer is filed at: its deadline's, rounded to its slack grid. */
 static __always_inline u64
 wheel_timer_tick(const struct wheel *w, const struct twheel_timer *timer)
 {
-	return wheel_round_tick(w, wheel_tick_of(w, timer->expires),
-				timer->slack);
+	return wheel_tick_at(w, timer->expires, timer->slack);
 }
 
 /* @tick's granule of level @lvl: its tick number in units of LVL_GRAN(@lvl). */
@@ -524,7 +530,7 @@ wheel_requeue(struct wheel *w, struct twheel_timer *timer, u64 expires)
 	if (w->slots[idx].count == 1 ||
 	    !wheel_slot_covers(&w->slots[idx], expires, timer->slack))
 		return false;
-	tick = wheel_round_tick(w, wheel_tick_of(w, expires), timer->slack);
+	tick = wheel_tick_at(w, expires, timer->slack);
 	if (wheel_file_idx(w, tick) != idx)
 		return false;
 	wheel_list_del(&timer->entry);
