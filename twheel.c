@@ -572,7 +572,8 @@ twheel_account_lateness(struct twheel_base *base, struct twheel_timer *timer,
 			u64 now)
 {
 	trace_twheel_fire(timer, now);
-	if (timer->fired != base->late.fired || now != base->late.now)
+	/* One test, one branch: the common case is the same pair again. */
+	if ((timer->fired ^ base->late.fired) | (now ^ base->late.now))
 		twheel_late_counter(base, timer->fired, now);
 	(*base->late.counter)++;
 }
@@ -612,7 +613,8 @@ static __always_inline void twheel_account_fire(struct twheel_base *base,
 {
 	timer->fired = timer->expires;
 	timer->overruns = 0;
-	if (timer->period && timer->left)
+	/* Nonzero only while a periodic timer has deadlines left. */
+	if (timer->left)
 		twheel_account_period(base, timer, now);
 	twheel_account_lateness(base, timer, now);
 }
@@ -756,8 +758,8 @@ static bool twheel_run(struct twheel_base *base, u64 slice_ns)
 			if (now > end)
 				break;
 		}
-		timer = wheel_first_due(&base->wheel, now);
-		if (!timer) {
+		/* Not wheel_first_due(): the compiler cannot tell it is not NULL. */
+		if (!wheel_due(&base->wheel, now)) {
 			enum wheel_state state;
 
 			state = wheel_advance(&base->wheel, now, &budget);
@@ -769,6 +771,7 @@ static bool twheel_run(struct twheel_base *base, u64 slice_ns)
 				twheel_relax(base);
 			continue;
 		}
+		timer = wheel_due_first(&base->wheel);
 		twheel_detach_due(base, timer);
 		if (likely(!(timer->flags & (TWHEEL_SLEEPABLE | TWHEEL_BATCH)))) {
 			twheel_fire(base, timer, RUN_SOFTIRQ, now);
@@ -1015,7 +1018,7 @@ static void twheel_period_set(struct twheel_timer *timer,
 {
 	/* twheel_period() reads it locklessly. */
 	WRITE_ONCE(timer->period, per->ns);
-	/* twheel_fires_left() reads it locklessly. */
+	/* twheel_fires_left() reads it locklessly; 0 without a period. */
 	WRITE_ONCE(timer->left, per->ns ? per->count : 0);
 }
 

@@ -853,23 +853,39 @@ wheel_del_due(struct wheel *w, struct twheel_timer *timer)
 }
 
 /**
+ * wheel_due - is a slot due, all its deadlines passed?
+ * @w:		the wheel
+ * @now:	the current time in ns
+ *
+ * Return: true if the due level-0 slot's deadlines have all passed by
+ * @now: take its timers with wheel_due_first(). False: call
+ * wheel_advance().
+ */
+static __always_inline bool wheel_due(const struct wheel *w, u64 now)
+{
+	/* A slot of level 0, as in wheel_del_due(). */
+	return w->due != WHEEL_NONE &&
+	       w->slots[w->due & LVL_SLOT_MASK].last <= now;
+}
+
+/* The first timer of the due slot, which wheel_due() said is due. */
+static __always_inline struct twheel_timer *
+wheel_due_first(const struct wheel *w)
+{
+	return list_first_entry(&w->slots[w->due & LVL_SLOT_MASK].head,
+				struct twheel_timer, entry);
+}
+
+/**
  * wheel_first_due - the next timer to expire
  * @w:		the wheel
  * @now:	the current time in ns
  *
  * Return: the first timer of the due level-0 slot if all that slot's
  * deadlines have passed by @now, else NULL (call wheel_advance()). The
- * timer stays filed: take it off with wheel_del().
+ * timer stays filed: take it off with wheel_del_due().
  */
 static struct twheel_timer *wheel_first_due(const struct wheel *w, u64 now)
 {
-	const struct wheel_slot *slot;
-
-	if (w->due == WHEEL_NONE)
-		return NULL;
-	/* A slot of level 0, as in wheel_del_due(). */
-	slot = &w->slots[w->due & LVL_SLOT_MASK];
-	if (slot->last > now)
-		return NULL;
-	return list_first_entry(&slot->head, struct twheel_timer, entry);
+	return wheel_due(w, now) ? wheel_due_first(w) : NULL;
 }
