@@ -272,6 +272,14 @@ static struct wt_timer *wt_first(const struct wt *wt)
 	return node ? rb_entry(node, struct wt_timer, node) : NULL;
 }
 
+/* @tm, off the wheel, leaves the model's pending timers. */
+static void wt_forget(struct wt *wt, struct wt_timer *tm)
+{
+	rb_erase(&tm->node, &wt->pending);
+	tm->armed = false;
+	wt->npending--;
+}
+
 static void wt_cancel(struct wt *wt, struct wt_timer *tm)
 {
 	if (!tm->armed) {
@@ -280,9 +288,7 @@ static void wt_cancel(struct wt *wt, struct wt_timer *tm)
 		return;
 	}
 	wheel_del(wt->w, &tm->t);
-	rb_erase(&tm->node, &wt->pending);
-	tm->armed = false;
-	wt->npending--;
+	wt_forget(wt, tm);
 }
 
 /* When slot @idx is due, as wheel_add() says it without a bound. */
@@ -308,13 +314,10 @@ static u64 wt_arm(struct wt *wt, struct wt_timer *tm, u64 expires)
 
 	if (tm->armed) {
 		requeued = wheel_requeue(w, &tm->t, expires);
-		if (requeued) {
-			rb_erase(&tm->node, &wt->pending);
-			tm->armed = false;
-			wt->npending--;
-		} else {
+		if (requeued)
+			wt_forget(wt, tm);
+		else
 			wt_cancel(wt, tm);
-		}
 	}
 	tm->t.expires = expires;
 	tm->tick = wt_slack_tick(wt, wt_tick_of(wt, expires), tm->t.slack);
@@ -379,9 +382,7 @@ static void wt_fire(struct wt *wt, struct twheel_timer *t)
 			id, wheel_slot_of(wt->w, t), wt->w->due);
 	/* As the driver does: the slot is the due one. */
 	wheel_del_due(wt->w, t);
-	rb_erase(&tm->node, &wt->pending);
-	tm->armed = false;
-	wt->npending--;
+	wt_forget(wt, tm);
 	tm->fired_at = wt->now;
 	tm->order = ++wt->fired;
 }
