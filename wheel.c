@@ -290,7 +290,7 @@ static __always_inline void wheel_slot_drop(struct wheel *w, unsigned int idx,
 	slot->count -= count;
 	w->level_count[wheel_lvl(idx)] -= count;
 	if (!slot->count) {
-		/* wheel_first_due() then need not check for an empty slot. */
+		/* wheel_due() then need not check for an empty slot. */
 		if (idx == w->due)
 			w->due = WHEEL_NONE;
 		__clear_bit(idx % LVL_SLOTS, w->pending_map[wheel_lvl(idx)]);
@@ -835,6 +835,15 @@ static enum wheel_state wheel_advance(struct wheel *w, u64 now,
 	}
 }
 
+/*
+ * The due slot, @due, which is of level 0: the mask, which leaves it as
+ * it is, tells the compiler so. Not for %WHEEL_NONE.
+ */
+static __always_inline unsigned int wheel_due_idx(const struct wheel *w)
+{
+	return w->due & LVL_SLOT_MASK;
+}
+
 /**
  * wheel_del_due - take the timer wheel_first_due() returned off the wheel
  * @w:		the wheel
@@ -845,8 +854,8 @@ static enum wheel_state wheel_advance(struct wheel *w, u64 now,
 static __always_inline void
 wheel_del_due(struct wheel *w, struct twheel_timer *timer)
 {
-	/* A slot of level 0: the mask, which leaves it as it is, says so. */
-	unsigned int idx = w->due & LVL_SLOT_MASK;
+	/* Read @due first: the compiler cannot tell the list stores keep it. */
+	unsigned int idx = wheel_due_idx(w);
 
 	wheel_list_del(&timer->entry);
 	wheel_slot_drop(w, idx, 1);
@@ -863,16 +872,14 @@ wheel_del_due(struct wheel *w, struct twheel_timer *timer)
  */
 static __always_inline bool wheel_due(const struct wheel *w, u64 now)
 {
-	/* A slot of level 0, as in wheel_del_due(). */
-	return w->due != WHEEL_NONE &&
-	       w->slots[w->due & LVL_SLOT_MASK].last <= now;
+	return w->due != WHEEL_NONE && w->slots[wheel_due_idx(w)].last <= now;
 }
 
 /* The first timer of the due slot, which wheel_due() said is due. */
 static __always_inline struct twheel_timer *
 wheel_due_first(const struct wheel *w)
 {
-	return list_first_entry(&w->slots[w->due & LVL_SLOT_MASK].head,
+	return list_first_entry(&w->slots[wheel_due_idx(w)].head,
 				struct twheel_timer, entry);
 }
 
