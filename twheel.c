@@ -197,9 +197,11 @@
 /* twheel's state bits in timer->flags, above the TWHEEL_INIT_FLAGS. */
 #define TWHEEL_F_SHUTDOWN	0x8000U	/* refuse all further arming */
 #define TWHEEL_F_MIGRATING	0x4000U	/* moving between bases */
+#define TWHEEL_F_PERIODIC	0x2000U	/* periodic deadlines left: @left != 0 */
 
 /* The state bits must not overlap the flags users pass; a timer stays small. */
-static_assert(!(TWHEEL_INIT_FLAGS & (TWHEEL_F_SHUTDOWN | TWHEEL_F_MIGRATING)));
+static_assert(!(TWHEEL_INIT_FLAGS &
+		(TWHEEL_F_SHUTDOWN | TWHEEL_F_MIGRATING | TWHEEL_F_PERIODIC)));
 #if BITS_PER_LONG == 64 && !defined(CONFIG_LOCKDEP)
 static_assert(sizeof(struct twheel_timer) == 64);
 #endif
@@ -579,6 +581,18 @@ twheel_account_lateness(struct twheel_base *base, struct twheel_timer *timer,
 }
 
 /*
+ * Keep TWHEEL_F_PERIODIC true to @timer->left != 0, under its base's lock:
+ * it lets a run take a one-shot timer's fire with one test of the flags.
+ * lock_timer_base() reads the flags locklessly.
+ */
+static void twheel_set_periodic(struct twheel_timer *timer, bool periodic)
+{
+	u16 flags = timer->flags & ~TWHEEL_F_PERIODIC;
+
+	WRITE_ONCE(timer->flags, periodic ? flags | TWHEEL_F_PERIODIC : flags);
+}
+
+/*
  * Account a fire of @timer, detached: the deadline it delivers and, for a
  * periodic timer, the deadlines it stands for and the re-arm one period
  * after the delivered one. A periodic timer's count is one of deadlines:
@@ -596,6 +610,8 @@ static void twheel_account_period(struct twheel_base *base,
 	if (timer->left != TWHEEL_FOREVER) {
 		missed = min_t(u64, missed, timer->left - 1);
 		WRITE_ONCE(timer->left, timer->left - missed - 1);
+		if (!timer->left)
+			twheel_set_periodic(timer, false);
 	}
 	timer->fired += missed * timer->period;
 	if (timer->left &&
@@ -607,14 +623,17 @@ static void twheel_account_period(struct twheel_base *base,
 	timer->overruns = min_t(u64, missed, U32_MAX);
 }
 
+/*
+ * Account a fire of @timer, detached; @periodic is its TWHEEL_F_PERIODIC,
+ * which the fast path of a run has tested already.
+ */
 static __always_inline void twheel_account_fire(struct twheel_base *base,
 						struct twheel_timer *timer,
-						u64 now)
+						u64 now, bool periodic)
 {
 	timer->fired = timer->expires;
 	timer->overruns = 0;
-	/* Nonzero only while a periodic timer has deadlines left. */
-	if (timer->left)
+	if (periodic)
 		twheel_account_period(base, timer, now);
 	twheel_account_lateness(base, timer, now);
 }
@@ -644,13 +663,13 @@ static u64 twheel_run_clock(struct twheel_base *base, unsigned int ctx)
 
 /*
  * Run the callback of an expired, detached @timer at time @now, read with
- * twheel_run_clock(), in context @ctx. Called and returns with @base->lock
- * held, interrupts off; drops it around the callback, after which @timer
- * is not touched.
+ * twheel_run_clock(), in context @ctx; @periodic is its TWHEEL_F_PERIODIC.
+ * Called and returns with @base->lock held, interrupts off; drops it around
+ * the callback, after which @timer is not touched.
  */
 static __always_inline void
 twheel_fire(struct twheel_base *base, struct twheel_timer *timer,
-	    unsigned int ctx, u64 now)
+	    unsigned int ctx, u64 now, bool periodic)
 	__must_hold(&base->lock)
 {
 	struct twheel_running *running = &base->running[ctx];
@@ -661,7 +680,7 @@ twheel_fire(struct twheel_base *base, struct twheel_timer *timer,
 
 	lockdep_copy_map(&lockdep_map, &timer->lockdep_map);
 #endif
-	twheel_account_fire(base, timer, now);
+	twheel_account_fire(base, timer, now, periodic);
 	WRITE_ONCE(running->timer, timer);
 	twheel_unlock(base);
 
@@ -693,7 +712,8 @@ static void twheel_fire_batch(struct twheel_base *base,
 	lockdep_copy_map(&lockdep_map, &timer->lockdep_map);
 #endif
 	for (;;) {
-		twheel_account_fire(base, timer, now);
+		twheel_account_fire(base, timer, now,
+				    timer->flags & TWHEEL_F_PERIODIC);
 		WRITE_ONCE(running->batch[n++], timer);
 		if (n == TWHEEL_BATCH_MAX)
 			break;
@@ -773,13 +793,17 @@ static bool twheel_run(struct twheel_base *base, u64 slice_ns)
 		}
 		timer = wheel_due_first(&base->wheel);
 		twheel_detach_due(base, timer);
-		if (likely(!(timer->flags & (TWHEEL_SLEEPABLE | TWHEEL_BATCH)))) {
-			twheel_fire(base, timer, RUN_SOFTIRQ, now);
+		/* A one-shot softirq callback, the common case, in one test. */
+		if (likely(!(timer->flags & (TWHEEL_SLEEPABLE | TWHEEL_BATCH |
+					     TWHEEL_F_PERIODIC)))) {
+			twheel_fire(base, timer, RUN_SOFTIRQ, now, false);
 		} else if (timer->flags & TWHEEL_SLEEPABLE) {
 			twheel_hand_over(base, timer);
 			sleepers = true;
-		} else {
+		} else if (timer->flags & TWHEEL_BATCH) {
 			twheel_fire_batch(base, timer, now);
+		} else {
+			twheel_fire(base, timer, RUN_SOFTIRQ, now, true);
 		}
 	}
 	if (sleepers)
@@ -915,7 +939,8 @@ static void twheel_sleep_work_fn(struct work_struct *work)
 					 entry);
 		twheel_detach(base, timer);
 		twheel_fire(base, timer, RUN_WORK,
-			    twheel_run_clock(base, RUN_WORK));
+			    twheel_run_clock(base, RUN_WORK),
+			    timer->flags & TWHEEL_F_PERIODIC);
 		twheel_unlock(base);
 		cond_resched();
 		twheel_lock(base);
@@ -1020,6 +1045,7 @@ static void twheel_period_set(struct twheel_timer *timer,
 	WRITE_ONCE(timer->period, per->ns);
 	/* twheel_fires_left() reads it locklessly; 0 without a period. */
 	WRITE_ONCE(timer->left, per->ns ? per->count : 0);
+	twheel_set_periodic(timer, per->ns);
 }
 
 static __always_inline int

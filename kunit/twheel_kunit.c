@@ -1171,6 +1171,55 @@ static void twheel_test_periodic_overruns(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, twheel_pending(&p->timer));
 }
 
+/* Wait for @p to have fired @n times and to be idle. */
+static bool tw_wait_idle(struct tw_probe *p, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < TW_TIMEOUT_MS / 10; i++) {
+		if (atomic_read(&p->fires) >= n && !twheel_pending(&p->timer))
+			return true;
+		tw_sleep_ms(10);
+	}
+	return false;
+}
+
+static void twheel_test_periodic_then_once(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 1, tw_probe_fn, 0);
+	u64 period = 5 * NSEC_PER_MSEC;
+	unsigned int fires;
+
+	/*
+	 * A periodic timer whose count has run out fires once when armed
+	 * again, and so does one whose period is taken away while it is
+	 * pending: both are one-shot again (TWHEEL_F_PERIODIC follows @left).
+	 */
+	KUNIT_ASSERT_EQ(test, twheel_set_period(&p->timer, period, 1), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, period, tw_home_cpu()), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait_idle(p, 1));
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, period, tw_home_cpu()), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait_idle(p, 2));
+	tw_sleep_ms(30);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), 2);
+	KUNIT_EXPECT_EQ(test, p->left[1], 0);
+	KUNIT_EXPECT_EQ(test, p->overruns[1], 0);
+
+	KUNIT_ASSERT_EQ(test, twheel_set_period(&p->timer, period,
+						TWHEEL_FOREVER), 0);
+	reinit_completion(&p->done);
+	p->want = 4;
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, period, tw_home_cpu()), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p->done, TW_TIMEOUT_MS));
+	KUNIT_ASSERT_EQ(test, twheel_set_period(&p->timer, 0, 0), 0);
+	fires = atomic_read(&p->fires);
+	/* The fire pending, after one that may be on its way to tw_record(). */
+	KUNIT_ASSERT_TRUE(test, tw_wait_idle(p, fires));
+	tw_sleep_ms(30);
+	KUNIT_EXPECT_LE(test, atomic_read(&p->fires), fires + 2);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p->timer));
+}
+
 static void twheel_test_set_period_invalid(struct kunit *test)
 {
 	struct tw_probe *p = tw_probes(test, 1, tw_probe_fn, 0);
@@ -2221,6 +2270,7 @@ static struct kunit_case twheel_test_cases[] = {
 	KUNIT_CASE(twheel_test_periodic_count),
 	KUNIT_CASE(twheel_test_periodic_forever),
 	KUNIT_CASE(twheel_test_periodic_overruns),
+	KUNIT_CASE(twheel_test_periodic_then_once),
 	KUNIT_CASE(twheel_test_set_period_invalid),
 	KUNIT_CASE(twheel_test_slack_set),
 	KUNIT_CASE(twheel_test_slack_periodic),
