@@ -117,14 +117,15 @@
  * when a whole slot falls into one lower slot), of a dead CPU's migration
  * or of a twheel_add_bulk(), and dropped in between. A run of the hrtimer
  * lasts at most half a tick (RUN_SLICE_DIV). A backlog left over goes on
- * in two ways: in slices from the hrtimer, at least half a tick apart, the
- * next a tick later or as soon as a level-0 slot is due
- * (twheel_run_later()), so that a task loses its CPU for at most about half
- * a tick at a time and keeps about half of it; and in the CPU's runner,
- * a SCHED_IDLE thread (twheel_runner_fn()), half a tick at a time with
- * bottom halves off, whenever the CPU has nothing else to run: an
- * otherwise idle CPU drains a burst at full speed, and a task that wakes
- * takes the CPU back after at most one slice.
+ * in two ways: in the CPU's runner, a SCHED_IDLE thread
+ * (twheel_runner_fn()), half a tick at a time with bottom halves off,
+ * whenever the CPU has nothing else to run: an otherwise idle CPU drains a
+ * burst at full speed, and a task that wakes takes the CPU back after at
+ * most one slice; and in slices from the hrtimer while a task competes,
+ * at least half a tick apart, the next a tick later or as soon as a
+ * level-0 slot is due (twheel_run_later()), so that the task loses its CPU
+ * for at most about half a tick at a time and keeps about half of it.
+ * While the runner drains, the hrtimer only watches, RUN_WATCH_TICKS out.
  *
  * Locking
  * -------
@@ -159,6 +160,7 @@
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
+#include <linux/sched/stat.h>
 #include <linux/smp.h>
 #include <linux/smpboot.h>
 #include <linux/vmalloc.h>
@@ -188,6 +190,7 @@
 #define RUN_BATCH	16
 #define CASCADE_BATCH	32
 #define RUN_SLICE_DIV	2	/* a run slice is tick / RUN_SLICE_DIV */
+#define RUN_WATCH_TICKS	8	/* the hrtimer's watch over the runner */
 #define IRQOFF_BUCKETS	16	/* lock holds by length: 1 us to 16 ms, log2 */
 
 /* The tick bounds; eight levels reach KTIME_MAX from the smallest tick. */
@@ -256,6 +259,7 @@ struct twheel_running {
  *			starts going down until it is up again
  * @in_run:		a run owns the wheel (the hrtimer callback or the runner)
  * @backlog:		a run left work: the CPU's runner should go on with it
+ * @watch:		the hrtimer only watches the runner, RUN_WATCH_TICKS out
  * @kick_queued:	@kick is in flight to reprogram the hrtimer
  * @hrtimer:		drives the wheel; pinned to @cpu, soft (softirq)
  * @kick:		IPI that reprograms @hrtimer from another CPU
@@ -280,6 +284,7 @@ struct twheel_base {
 	bool			online;
 	bool			in_run;
 	bool			backlog;
+	bool			watch;
 	bool			kick_queued;
 	struct hrtimer		hrtimer;
 	call_single_data_t	kick;
@@ -822,30 +827,53 @@ static void twheel_run_done(struct twheel_base *base)
 }
 
 /*
- * A run has work left: the next slice comes from the hrtimer's softirq, at
- * least a slice apart, so that a task on the CPU keeps about half of
- * it, and at most a tick apart; and from the CPU's runner as soon as the
- * CPU has nothing else to run. A slice from the hrtimer starts earlier
- * than a tick from now when a level-0 slot comes due: what is slowed down
- * is a backlog, mostly drains a slot width ahead of their spans, not the
- * timers due next. Work is due already: @next_expiry says so, which keeps
- * twheel_forward() and twheel_enqueue() off the hrtimer meanwhile.
+ * A run has work left: the next slice comes from the CPU's runner as soon
+ * as the CPU has nothing else to run, and from the hrtimer's softirq. While
+ * a task competes for the CPU, the hrtimer's next slice comes at least a
+ * slice apart, so that the task keeps about half of it, and at most a tick
+ * apart; earlier than a tick from now when a level-0 slot comes due: what
+ * is slowed down is a backlog, mostly drains a slot width ahead of their
+ * spans, not the timers due next. While nothing else wants the CPU (@idle),
+ * the runner drains the backlog and the hrtimer only watches, a few ticks
+ * out: each of its slices costs an interrupt and a reprogramming of the
+ * clock event device (an exit in a virtual machine), and the runner calls
+ * it in as soon as a task wants the CPU (twheel_runner_fn()). Work is due
+ * already: @next_expiry says so, which keeps twheel_forward() and
+ * twheel_enqueue() off the hrtimer meanwhile.
  */
-static void twheel_run_later(struct twheel_base *base)
+static void twheel_run_later(struct twheel_base *base, bool idle)
 {
 	u64 now = ktime_get(), at;
 
 	lockdep_assert_held(&base->lock);
 
-	at = clamp(wheel_next_fire(&base->wheel), now + tick_ns / RUN_SLICE_DIV,
-		   now + tick_ns);
+	if (idle)
+		at = now + RUN_WATCH_TICKS * tick_ns;
+	else
+		at = clamp(wheel_next_fire(&base->wheel),
+			   now + tick_ns / RUN_SLICE_DIV, now + tick_ns);
 	base->in_run = false;
+	base->watch = idle;
 	base->next_expiry = 0;
 	hrtimer_start(&base->hrtimer, at, HRTIMER_MODE_ABS_PINNED_SOFT);
 	if (!base->backlog) {
 		base->backlog = true;
 		wake_up_process(per_cpu(twheel_runners, base->cpu));
 	}
+}
+
+/*
+ * Has the CPU nothing else to run? True in the CPU's runner when it is the
+ * one task runnable, and in the hrtimer's softirq when that interrupted the
+ * runner so or the idle task with no task waking. A task that wakes just
+ * after holds the backlog up until the hrtimer's watch, once.
+ */
+static bool twheel_cpu_idle(const struct twheel_base *base)
+{
+	if (is_idle_task(current))
+		return !need_resched();
+	return current == per_cpu(twheel_runners, base->cpu) &&
+	       single_task_running();
 }
 
 /* The wheel's hrtimer: run the wheel for one slice. */
@@ -863,7 +891,7 @@ static enum hrtimer_restart twheel_hrtimer_fn(struct hrtimer *hrtimer)
 		twheel_run_done(base);
 	} else {
 		base->stats.deferred++;
-		twheel_run_later(base);
+		twheel_run_later(base, twheel_cpu_idle(base));
 	}
 out_unlock:
 	twheel_unlock(base);
@@ -896,12 +924,21 @@ static void twheel_runner_fn(unsigned int cpu)
 	}
 	base->in_run = true;
 	base->stats.slices++;
-	if (twheel_run(base, tick_ns / RUN_SLICE_DIV))
+	if (twheel_run(base, tick_ns / RUN_SLICE_DIV)) {
 		twheel_run_done(base);
-	else if (!hrtimer_is_queued(&base->hrtimer))
-		twheel_run_later(base);	/* it fired while we ran */
-	else
-		base->in_run = false;
+	} else {
+		bool idle = twheel_cpu_idle(base);
+
+		/*
+		 * Arm the hrtimer if it fired while we ran; call its slices in
+		 * from the watch if a task wants the CPU.
+		 */
+		if (!hrtimer_is_queued(&base->hrtimer) ||
+		    (base->watch && !idle))
+			twheel_run_later(base, idle);
+		else
+			base->in_run = false;
+	}
 out_unlock:
 	twheel_unlock(base);
 	local_bh_enable();
