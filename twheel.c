@@ -249,12 +249,12 @@ struct twheel_running {
 /**
  * struct twheel_base - one CPU's wheel and what drives it
  * @lock:		protects the base and the timers on it
+ * @cpu:		the CPU this base belongs to
  * @next_expiry:	time the hrtimer is programmed for, U64_MAX for none,
  *			0 while work is due (a run deferred to the next tick,
  *			a CPU going down); never later than the wheel's next
  *			event, so that twheel_forward() and wheel_add() may
  *			trust it
- * @cpu:		the CPU this base belongs to
  * @online:		@cpu runs this base: false from the moment the CPU
  *			starts going down until it is up again
  * @in_run:		a run owns the wheel (the hrtimer callback or the runner)
@@ -279,8 +279,8 @@ struct twheel_running {
  */
 struct twheel_base {
 	raw_spinlock_t		lock;
-	u64			next_expiry;
 	unsigned int		cpu;
+	u64			next_expiry;
 	bool			online;
 	bool			in_run;
 	bool			backlog;
@@ -821,6 +821,7 @@ static void twheel_run_done(struct twheel_base *base)
 {
 	base->in_run = false;
 	base->backlog = false;
+	base->watch = false;
 	/* The hrtimer may still be armed for the next slice of a backlog. */
 	base->next_expiry = wheel_next_event(&base->wheel);
 	twheel_program(base);
@@ -837,9 +838,9 @@ static void twheel_run_done(struct twheel_base *base)
  * the runner drains the backlog and the hrtimer only watches, a few ticks
  * out: each of its slices costs an interrupt and a reprogramming of the
  * clock event device (an exit in a virtual machine), and the runner calls
- * it in as soon as a task wants the CPU (twheel_runner_fn()). Work is due
- * already: @next_expiry says so, which keeps twheel_forward() and
- * twheel_enqueue() off the hrtimer meanwhile.
+ * it in at the end of a slice after which a task wants the CPU
+ * (twheel_runner_fn()). Work is due already: @next_expiry says so, which
+ * keeps twheel_forward() and twheel_enqueue() off the hrtimer meanwhile.
  */
 static void twheel_run_later(struct twheel_base *base, bool idle)
 {
@@ -863,10 +864,11 @@ static void twheel_run_later(struct twheel_base *base, bool idle)
 }
 
 /*
- * Has the CPU nothing else to run? True in the CPU's runner when it is the
- * one task runnable, and in the hrtimer's softirq when that interrupted the
- * runner so or the idle task with no task waking. A task that wakes just
- * after holds the backlog up until the hrtimer's watch, once.
+ * Has the CPU nothing else to run? Asked by the CPU's runner, and by the
+ * hrtimer's softirq, which runs on the task it interrupted: true when that
+ * is the runner and no other task is runnable, or the idle task and none
+ * is waking. A task that wakes just after holds the backlog up until the
+ * hrtimer's watch, once.
  */
 static bool twheel_cpu_idle(const struct twheel_base *base)
 {
