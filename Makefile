@@ -180,6 +180,13 @@ hostprof:
 	@$(DEPS) bench stock
 	$(VM)/hostprof/run.sh
 
+# Where the guest's time goes in /dev/twheel's batch arming (or in the
+# ubench run GUESTPROF_ARGS names), by kernel symbol, from perf in the guest
+# (one boot, about 3 minutes; needs linux-perf): build/guestprof/report.txt.
+guestprof:
+	@$(DEPS) bench stock
+	$(VM)/guestprof/run.sh $(GUESTPROF_ARGS)
+
 # ---- static checks ----
 # TRACE_EVENT headers (*_trace.h) follow the tracing idiom that strict
 # checkpatch flags everywhere in-tree; only those two checks are waived there.
@@ -229,4 +236,4 @@ check:
 		$(OUT)/check/style $(OUT)/check/sparse $(OUT)/check/docs \
 		$(OUT)/check/packaging
 
-.PHONY: all module install install-lib dkms-build dkms-install clean debug-kernel userspace compat-new run stress bench insns hostprof style sparse docs check
+.PHONY: all module install install-lib dkms-build dkms-install clean debug-kernel userspace compat-new run stress bench insns hostprof guestprof style sparse docs check

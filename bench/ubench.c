@@ -43,8 +43,13 @@
  *            /dev/twheel file due over 10 s, reaped from the ring: the
  *            lateness of their events, p50, p99 and max
  *
+ * -a and -d choose the arming and delivery runs, as a sum of bits (all by
+ * default): arming 1 timerfd, 2 POSIX timers, 4 /dev/twheel single,
+ * 8 /dev/twheel batch, 16 io_uring; delivery 1 epoll+timerfd, 2 /dev/twheel
+ * read(), 4 its ring, 8 io_uring (-b runs the last three).
+ *
  * Usage: ubench [-n N[,N...]] [-p POSIX_CAP_SECONDS] [-r ROUNDS] [-b N]
- *               [-k N] [-R ROUNDS]
+ *               [-k N] [-R ROUNDS] [-a MASK] [-d MASK]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -68,13 +73,14 @@
 #include <liburing.h>
 #endif
 
-#define USAGE		"usage: ubench [-n N,...] [-p SECONDS] [-r ROUNDS] [-b N] [-k N] [-R ROUNDS]\n"
+#define USAGE		"usage: ubench [-n N,...] [-p SECONDS] [-r ROUNDS] [-b N] [-k N] [-R ROUNDS] [-a MASK] [-d MASK]\n"
 #define MAX_N		8
 #define BATCH		1024
 #define NSEC_PER_SEC	1000000000ULL
 #define HOUR_NS		(3600 * NSEC_PER_SEC)
 
 static unsigned int posix_cap_s = 20;
+static unsigned int arm_mask = ~0U, deliver_mask = ~0U;
 static unsigned int rounds = 9;
 static unsigned int heavy_rounds = 3;
 
@@ -896,6 +902,8 @@ static int parse_list(char *s, unsigned int *out)
 #define ARM_RUNS	5
 static void arm_one(unsigned int which, unsigned int n)
 {
+	if (!(arm_mask & 1U << which))
+		return;
 	switch (which) {
 	case 0:
 		arm_timerfd(n);
@@ -919,6 +927,8 @@ static void arm_one(unsigned int which, unsigned int n)
 #define DELIVER_RUNS	4
 static void deliver_one(unsigned int which, unsigned int n)
 {
+	if (!(deliver_mask & 1U << which))
+		return;
 	switch (which) {
 	case 0:
 		deliver_epoll(n);
@@ -952,7 +962,7 @@ int main(int argc, char **argv)
 	unsigned int big = 1000000, keyed = 1000000;
 	int count = 2, opt, i;
 
-	while ((opt = getopt(argc, argv, "n:p:r:b:k:R:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:p:r:b:k:R:a:d:")) != -1) {
 		if (opt == 'n')
 			count = parse_list(optarg, ns);
 		else if (opt == 'p')
@@ -965,6 +975,10 @@ int main(int argc, char **argv)
 			keyed = atoi(optarg);
 		else if (opt == 'R')
 			heavy_rounds = atoi(optarg);
+		else if (opt == 'a')
+			arm_mask = strtoul(optarg, NULL, 0);
+		else if (opt == 'd')
+			deliver_mask = strtoul(optarg, NULL, 0);
 		else
 			return fputs(USAGE, stderr), 2;
 	}
