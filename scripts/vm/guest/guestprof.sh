@@ -2,7 +2,8 @@
 # mode=guestprof: for scripts/vm/guestprof/run.sh, ubench (options in
 # TWHEEL_UBENCH) under the guest's perf, sampling the CPU clock of both
 # CPUs; the profile of ubench's process, its kernel time included, where
-# a sample lands, by symbol and by the system call it ran under.
+# a sample lands, by symbol and by the system call it ran under, and
+# within the ioctl, by place.
 . /tests/lib.sh
 
 profile() {
@@ -21,6 +22,13 @@ profile() {
 			--percent-limit 0.3 -g none 2>/dev/null | grep -E '%|^# Samples'
 	done >/tmp/guestprof.txt
 	emit_file /tmp/guestprof.txt
+	# Within the functions TWHEEL_GUESTPROF_SITES names, the samples by
+	# place: their own instructions, and the calls they were under.
+	perf script -i /tmp/perf.data --comms ubench -F ip,sym,symoff 2>/dev/null |
+		awk -v re="^(${TWHEEL_GUESTPROF_SITES:-twd_ioc_arm_batch})[+]" \
+			'$2 ~ re { n[$2]++ } END { for (s in n) print n[s], s }' |
+		sort -rn >/tmp/guestprof-sites.txt
+	emit_file /tmp/guestprof-sites.txt
 }
 
 step "load twheel" load twheel

@@ -11,7 +11,10 @@
 # so this profile cannot look inside the wheel's locked sections: for those,
 # ../insns counts instructions and ../hostprof the host's time. Where time
 # goes with interrupts on, as in the ioctl's own passes, the slab allocator
-# and the zeroing of init_on_alloc, it is the measure.
+# and the zeroing of init_on_alloc, it is the measure. The report lists
+# the shares by symbol, under the system call they ran in, then by source
+# line within the functions TWHEEL_GUESTPROF_SITES names (by default the
+# arming ioctl), inlined calls unfolded, from the modules' debug info.
 # Needs the host's perf (Debian: linux-perf). Report: build/guestprof/report.txt.
 . "$(dirname "$0")/../lib.sh"
 args=${*:-"-n 100000 -r 8 -a 8 -d 0 -b 0 -k 0"}
@@ -20,12 +23,33 @@ out="$TOP/build/guestprof"; mkdir -p "$out"
 
 log "guestprof: ubench $args"
 TWHEEL_GUEST_BINS="$perf" TWHEEL_VM_MEM=4096 TWHEEL_VM_TIMEOUT=1800 \
-TWHEEL_GUEST_ENV="clocksource=tsc tsc=reliable TWHEEL_UBENCH=\"$args\"" \
+TWHEEL_GUEST_ENV="clocksource=tsc tsc=reliable TWHEEL_UBENCH=\"$args\" ${TWHEEL_GUESTPROF_SITES:+TWHEEL_GUESTPROF_SITES=$TWHEEL_GUESTPROF_SITES}" \
 	"$VM_DIR/run-vm.sh" stock guestprof >/dev/null
 cp "$TOP/build/vm/stock-guestprof.log" "$out/guest.log"
 "$VM_DIR/extract-files" "$out/guest.log" "$out"
+# sites: "COUNT SYMBOL+OFFSET" lines; each with its share of the samples
+# and where it is in the source (inlined functions innermost first; the
+# offset of a caller's frame is its return address, hence the - 1).
+sites() {
+	local count site sym off ko base total
+	total=$(awk '{ s += $1 } END { print s }' "$out/guestprof-sites.txt")
+	head -n 25 "$out/guestprof-sites.txt" | while read -r count site; do
+		sym=${site%+*} off=${site#*+} base=
+		for ko in "$TOP/build/stock/src/"*.ko; do
+			base=$(nm "$ko" | awk -v s="$sym" '$3 == s { print $1 }')
+			[ -n "$base" ] && break
+		done
+		[ -n "$base" ] || continue
+		printf '%6d %5.1f%%  %-28s %s\n' "$count" \
+			"$(echo "$count $total" | awk '{ print 100 * $1 / $2 }')" "$site" \
+			"$(addr2line -f -i -e "$ko" "$(printf '%#x' $((0x$base + off - 1)))" |
+			   sed 's|^.*/||' | paste -sd ' ')"
+	done
+}
 {
 	echo "# ubench $args"
 	grep -o 'RESULT {"kind":"u[a-z]*".*' "$out/guest.log"
 	cat "$out/guestprof.txt"
+	echo "# samples by place within ${TWHEEL_GUESTPROF_SITES:-twd_ioc_arm_batch}"
+	sites
 } | tee "$out/report.txt"
