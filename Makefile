@@ -73,11 +73,14 @@ clean:
 	rm -rf $(OUT)
 
 # ---- builds used by the VM tests: build/<kernel>/src, build/user ----
-# Kernels: debug (ours, built from linux-source-6.1), stock and rt (Debian's
-# 6.1 and its PREEMPT_RT flavour), stock612 and rt612 (the same two of the
-# 6.12 LTS kernel that Debian 12 also ships). See scripts/vm/lib.sh.
+# Kernels: debug (ours, built from linux-source-6.1), kcsan (the same with
+# the data-race detector KCSAN for KASAN and kmemleak), stock and rt
+# (Debian's 6.1 and its PREEMPT_RT flavour), stock612 and rt612 (the same
+# two of the 6.12 LTS kernel that Debian 12 also ships). See
+# scripts/vm/lib.sh; debug-kernel builds our two.
 debug-kernel:
 	$(VM)/build-kernel.sh
+	$(VM)/build-kernel.sh kcsan
 
 modules-%:
 	mkdir -p $(OUT)/$*/src
@@ -221,6 +224,7 @@ check:
 	rm -rf $(OUT)/vm $(OUT)/check
 	$(MAKE) debug-kernel
 	-$(MAKE) vm-debug-check
+	-$(MAKE) vm-kcsan-check
 	-$(MAKE) vm-stock-check
 	-$(MAKE) vm-rt-check
 	-$(MAKE) vm-stock612-check
@@ -230,7 +234,8 @@ check:
 	-$(VM)/verdict sparse $(MAKE) sparse SPARSE_KERNEL=debug
 	-$(VM)/verdict docs $(MAKE) docs
 	-$(VM)/verdict packaging $(VM)/packaging-check.sh
-	$(VM)/tap-summary $(OUT)/vm/debug-check.log $(OUT)/vm/stock-check.log \
+	$(VM)/tap-summary $(OUT)/vm/debug-check.log $(OUT)/vm/kcsan-check.log \
+		$(OUT)/vm/stock-check.log \
 		$(OUT)/vm/rt-check.log $(OUT)/vm/stock612-check.log \
 		$(OUT)/vm/rt612-check.log $(OUT)/check/compat-new \
 		$(OUT)/check/style $(OUT)/check/sparse $(OUT)/check/docs \

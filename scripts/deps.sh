@@ -19,7 +19,7 @@ STOCK="linux-headers-amd64"
 RT="linux-headers-rt-amd64"
 STOCK612="linux-headers-6.12-amd64"
 RT612="linux-headers-6.12-rt-amd64"
-# The debug kernel, built from linux-source-6.1.
+# The debug and KCSAN kernels, built from linux-source-6.1.
 DEBUG="flex bison bc libelf-dev libssl-dev dwarves xz-utils perl kmod"
 # ubench's io_uring contender (a static -luring).
 URING="liburing-dev"
@@ -33,8 +33,8 @@ kernel_pkgs() {
 	rt) echo "$RT" ;;
 	stock612) echo "$STOCK612" ;;
 	rt612) echo "$RT612" ;;
-	debug) echo "$DEBUG" ;;
-	*) echo "deps.sh: no kernel '$1' (stock, rt, stock612, rt612, debug)" >&2
+	debug | kcsan) echo "$DEBUG" ;;
+	*) echo "deps.sh: no kernel '$1' (stock, rt, stock612, rt612, debug, kcsan)" >&2
 	   return 1 ;;
 	esac
 }

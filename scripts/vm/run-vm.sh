@@ -1,16 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# run-vm.sh debug|stock|rt|stock612|rt612 MODE: build modules + userspace +
+# run-vm.sh debug|kcsan|stock|rt|stock612|rt612 MODE: build modules + userspace +
 # initramfs, boot the kernel in qemu (TCG), run /tests/MODE.sh in the guest,
 # and decide.
-# debug: our debug build of linux-source; stock and rt: Debian's 6.1 kernels
+# debug: our debug build of linux-source; kcsan: the same with KCSAN for
+# KASAN and kmemleak; stock and rt: Debian's 6.1 kernels
 # (linux-image-amd64 and the PREEMPT_RT linux-image-rt-amd64); stock612 and
 # rt612: the same two of Debian 12's 6.12 LTS kernel.
 # Console log: build/vm/KERNEL-MODE.log; verdict: build/vm/KERNEL-MODE.verdict.
 # A kernel that dies before the guest's init runs is booted once more.
 . "$(dirname "$0")/lib.sh"
 begin=$(date +%s)
-kernel=${1:?debug|stock|rt|stock612|rt612} mode=${2:?check|run|bench|stress}
+kernel=${1:?debug|kcsan|stock|rt|stock612|rt612} mode=${2:?check|run|bench|stress}
 vm="$TOP/build/vm"; mkdir -p "$vm"
 name="$kernel-$mode" log="$vm/$kernel-$mode.log" verdict="$vm/$kernel-$mode.verdict"
 rm -f "$log" "$log.boot1" "$verdict"
@@ -24,9 +25,9 @@ args+=" twheel_mode=$mode twheel_kernel=$kernel"
 # TWHEEL_GUEST_ENV="VAR=value ...": environment of the guest scripts.
 args+=" ${TWHEEL_GUEST_ENV:-}"
 # TWHEEL_QEMU_ARGS: more QEMU options (scripts/vm/insns/run.sh: -plugin).
-if [ "$kernel" = debug ]; then
-	bzimage="$("$VM_DIR/build-kernel.sh")/arch/x86/boot/bzImage"
-	args+=" kmemleak=on"
+if [ "$kernel" = debug ] || [ "$kernel" = kcsan ]; then
+	bzimage="$("$VM_DIR/build-kernel.sh" "$kernel")/arch/x86/boot/bzImage"
+	[ "$kernel" = kcsan ] || args+=" kmemleak=on"
 else
 	bzimage=$("$VM_DIR/debian-kernel.sh" "$kernel")
 fi

@@ -4,7 +4,7 @@
 . /tests/lib.sh
 
 load_core() {
-	is_debug && echo clear >/sys/kernel/debug/kmemleak
+	[ ! -e /sys/kernel/debug/kmemleak ] || echo clear >/sys/kernel/debug/kmemleak
 	load twheel || return 1
 	! have twheel-dev || load twheel-dev
 }
@@ -113,8 +113,8 @@ observability() {
 hotplug_check() { load twheel && ttl_hotplug 200 3 && unload_one twheel; }
 
 kmemleak() {
-	is_debug || return 0
 	local f=/sys/kernel/debug/kmemleak
+	[ -e $f ] || return 0
 	echo scan >$f; sleep 6; echo scan >$f
 	if [ -n "$(cat $f)" ]; then echo "kmemleak found leaks:"; cat $f; return 1; fi
 	echo "kmemleak: no leaks"

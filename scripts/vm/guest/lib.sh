@@ -26,7 +26,8 @@ finish() {
 	[ $FAILED = 0 ]
 }
 
-is_debug() { [ "$twheel_kernel" = debug ]; }
+# Our own kernels (KUnit, fault injection): debug, and kcsan.
+is_debug() { [ "$twheel_kernel" = debug ] || [ "$twheel_kernel" = kcsan ]; }
 have() { [ -f "$KO/$1.ko" ]; }
 
 # load MODULE [PARAMS]: insmod from /lib/twheel; remembered for unload_all.
