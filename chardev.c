@@ -1873,8 +1873,9 @@ static void twd_clock_work_fn(struct work_struct *work)
 	mutex_lock(&twd_clock_lock);
 	ctx = list_first_entry_or_null(&twd_clock_files, struct twd_ctx,
 				       clock_node);
+	/* twd_clock_file_del() waits for @clock_pinned without the lock. */
 	if (ctx)
-		ctx->clock_pinned = true;
+		WRITE_ONCE(ctx->clock_pinned, true);
 	while (ctx) {
 		mutex_unlock(&twd_clock_lock);
 		twd_clock_set_file(ctx);
@@ -1883,8 +1884,8 @@ static void twd_clock_work_fn(struct work_struct *work)
 		next = list_is_last(&ctx->clock_node, &twd_clock_files) ? NULL :
 		       list_next_entry(ctx, clock_node);
 		if (next)
-			next->clock_pinned = true;
-		ctx->clock_pinned = false;
+			WRITE_ONCE(next->clock_pinned, true);
+		WRITE_ONCE(ctx->clock_pinned, false);
 		wake_up_all(&twd_clock_wait);
 		ctx = next;
 	}

@@ -259,8 +259,10 @@ struct twheel_running {
  *			starts going down until it is up again
  * @in_run:		a run owns the wheel (the hrtimer callback or the runner)
  * @backlog:		a run left work: the CPU's runner should go on with it
+ *			(twheel_runner_should_run() reads it locklessly)
  * @watch:		the hrtimer only watches the runner, RUN_WATCH_TICKS out
- * @kick_queued:	@kick is in flight to reprogram the hrtimer
+ * @kick_queued:	@kick is in flight to reprogram the hrtimer (read
+ *			locklessly by twheel_base_stop())
  * @hrtimer:		drives the wheel; pinned to @cpu, soft (softirq)
  * @kick:		IPI that reprograms @hrtimer from another CPU
  * @sleep_work:		runs expired TWHEEL_SLEEPABLE timers
@@ -388,7 +390,8 @@ static void twheel_kick_fn(void *info)
 	struct twheel_base *base = info;
 
 	raw_spin_lock(&base->lock);
-	base->kick_queued = false;
+	/* Pairs with the READ_ONCE() of twheel_base_stop(). */
+	WRITE_ONCE(base->kick_queued, false);
 	/* Not while work is due (0): the hrtimer is armed for it already. */
 	if (base->next_expiry && base->next_expiry != U64_MAX &&
 	    !base->in_run && base->online)
@@ -417,9 +420,9 @@ static void twheel_program(struct twheel_base *base)
 		hrtimer_start(&base->hrtimer, base->next_expiry,
 			      HRTIMER_MODE_ABS_PINNED_SOFT);
 	} else if (!base->kick_queued) {
-		base->kick_queued = true;
+		WRITE_ONCE(base->kick_queued, true);
 		if (smp_call_function_single_async(base->cpu, &base->kick))
-			base->kick_queued = false;
+			WRITE_ONCE(base->kick_queued, false);
 	}
 }
 
@@ -820,7 +823,7 @@ static bool twheel_run(struct twheel_base *base, u64 slice_ns)
 static void twheel_run_done(struct twheel_base *base)
 {
 	base->in_run = false;
-	base->backlog = false;
+	WRITE_ONCE(base->backlog, false);
 	base->watch = false;
 	/* The hrtimer may still be armed for the next slice of a backlog. */
 	base->next_expiry = wheel_next_event(&base->wheel);
@@ -858,7 +861,7 @@ static void twheel_run_later(struct twheel_base *base, bool idle)
 	base->next_expiry = 0;
 	hrtimer_start(&base->hrtimer, at, HRTIMER_MODE_ABS_PINNED_SOFT);
 	if (!base->backlog) {
-		base->backlog = true;
+		WRITE_ONCE(base->backlog, true);
 		wake_up_process(per_cpu(twheel_runners, base->cpu));
 	}
 }
@@ -921,7 +924,7 @@ static void twheel_runner_fn(unsigned int cpu)
 	twheel_lock(base);
 	/* The hrtimer's slices may have caught up; a CPU going down stops. */
 	if (!base->online || base->in_run || base->next_expiry) {
-		base->backlog = false;
+		WRITE_ONCE(base->backlog, false);
 		goto out_unlock;
 	}
 	base->in_run = true;
@@ -1594,7 +1597,7 @@ static int twheel_cancel_or_wait(struct twheel_timer *timer, bool shutdown,
 	*wait = NULL;
 	base = lock_timer_base(timer, &flags);
 	if (shutdown)
-		timer->flags |= TWHEEL_F_SHUTDOWN;
+		WRITE_ONCE(timer->flags, timer->flags | TWHEEL_F_SHUTDOWN);
 	ret = twheel_detach_if_pending(base, timer);
 	if (WARN_ON_ONCE(base->running[RUN_WORK].timer == timer &&
 			 current_work() == &base->sleep_work)) {
@@ -1969,7 +1972,7 @@ static int twheel_cpu_offline(unsigned int cpu)
 		twheel_unlock(base);
 		usleep_range(100, 200);
 	}
-	base->backlog = false;
+	WRITE_ONCE(base->backlog, false);
 	base->next_expiry = 0;
 	twheel_unlock(base);
 	return 0;
