@@ -92,8 +92,8 @@ static long meminfo_kb(const char *name)
 /*
  * The number of timers of the 1M test: 1M, but 100k on the debug and KCSAN
  * kernels (twheel_kernel in the VM rig's environment), where KASAN and
- * kmemleak, or KCSAN, under TCG make a timer cost ~0.4 ms;
- * TWHEEL_SCALE_TIMERS sets it.
+ * kmemleak under TCG make a timer cost ~0.4 ms and KCSAN's watchpoints
+ * stall accesses; TWHEEL_SCALE_TIMERS sets it.
  */
 static __u64 scale_timers(void)
 {
