@@ -26,7 +26,7 @@
  * more than 100 ticks or four times the quiet gap plus 2 ticks, whichever
  * is more, at once (the stalls this catches lasted a second), nor hold a
  * wheel's lock for more than 20 ticks or the quiet gap (but not on the
- * KCSAN kernel: see timing_checked()); the numbers that matter are the
+ * KCSAN kernel: see pinned_task); the numbers that matter are the
  * benchmark's.
  * Environment: TWHEEL_LOAD_N (timers per case, default 50000;
  * make stress and make bench set more), TWHEEL_LOAD_FILES (files they are
@@ -62,19 +62,6 @@ struct gap {
 /* The processes share struct gap: every access is a relaxed atomic one. */
 #define GET(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define SET(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
-
-/*
- * KCSAN stalls an access that sets one of its watchpoints for up to 80 us,
- * the wheel's lock held if it is: on that kernel (twheel_kernel=kcsan in
- * the VM rig's environment) the cases report their numbers and check that
- * every event arrives, but no timing bound.
- */
-static bool timing_checked(void)
-{
-	const char *kernel = getenv("twheel_kernel");
-
-	return !kernel || strcmp(kernel, "kcsan");
-}
 
 static unsigned long env_ul(const char *name, unsigned long def)
 {
@@ -412,7 +399,12 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 	 * included: the bounds allow what the quiet second saw.
 	 */
 	quiet = GET(g->control_ns);
-	if (timing_checked()) {
+	/*
+	 * KCSAN stalls an access that sets one of its watchpoints for up to
+	 * 80 us, the wheel's lock held if it is: on that kernel the case
+	 * reports its numbers and checks that every event arrived, no bound.
+	 */
+	if (!tw_on_kernel("kcsan")) {
 		EXPECT_LE(GET(g->max_ns),
 			  max_u64(100 * tick, 4 * quiet + 2 * tick));
 		if (irqoff >= 0)

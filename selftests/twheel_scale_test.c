@@ -98,11 +98,10 @@ static long meminfo_kb(const char *name)
 static __u64 scale_timers(void)
 {
 	const char *n = getenv("TWHEEL_SCALE_TIMERS");
-	const char *kernel = getenv("twheel_kernel");
 
 	if (n)
 		return strtoull(n, NULL, 0);
-	if (kernel && (!strcmp(kernel, "debug") || !strcmp(kernel, "kcsan")))
+	if (tw_on_kernel("debug") || tw_on_kernel("kcsan"))
 		return 100000;
 	return 1000000;
 }

@@ -151,6 +151,17 @@ static inline void *tw_bad_ptr(void)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/*
+ * Is this the VM rig's @name kernel (debug, kcsan, stock, ...)? The rig
+ * puts twheel_kernel in the tests' environment; elsewhere it is none.
+ */
+static inline int tw_on_kernel(const char *name)
+{
+	const char *kernel = getenv("twheel_kernel");
+
+	return kernel && !strcmp(kernel, name);
+}
+
 static inline __u64 tw_slack_ns(void)
 {
 	const char *s = getenv("TWHEEL_SLACK_MS");
