@@ -416,9 +416,10 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 /*
  * A backlog on a CPU that has nothing else to run goes on in the CPU's
  * runner at once, not half a tick per tick in the hrtimer's slices: a
- * burst that takes many slices, armed on CPU 1 and read on CPU 0, is
- * drained by slices of CPU 1's runner. (A reader on CPU 1 would keep it
- * busy: read() takes events more slowly than the wheel fires them.)
+ * burst longer than the hrtimer's run on an idle CPU (4 ticks), armed on
+ * CPU 1 and read on CPU 0, is drained by slices of CPU 1's runner. (A
+ * reader on CPU 1 would keep it busy: read() takes events more slowly
+ * than the wheel fires them.)
  */
 FIXTURE(idle_cpu) {
 };
@@ -435,7 +436,7 @@ FIXTURE_TEARDOWN(idle_cpu)
 TEST_F_TIMEOUT(idle_cpu, runs_backlog, 300)
 {
 	static struct twheel_event ev[1024];
-	unsigned long n = 20000, got = 0, old[2];
+	unsigned long n = 100000, got = 0, old[2];
 	long long slices, deferred;
 	__u64 deadline, give_up;
 	struct twl tw;
