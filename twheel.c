@@ -116,18 +116,18 @@
  * bookkeeping, or for at most CASCADE_BATCH timers of a cascade (one splice
  * when a whole slot falls into one lower slot), of a dead CPU's migration
  * or of a twheel_add_bulk(), and dropped in between. A run of the hrtimer
- * lasts at most half a tick (RUN_SLICE_DIV) while a task competes for the
- * CPU; on an otherwise idle CPU it goes on until a task or a softirq wants
- * the CPU, RUN_IDLE_TICKS at most. A backlog left over goes on in two
- * ways: in the CPU's runner, a SCHED_IDLE thread (twheel_runner_fn()),
- * slice after slice with bottom halves off, whenever the CPU has nothing
- * else to run: an otherwise idle CPU drains a burst at full speed, and a
- * task that wakes takes the CPU back within RUN_BATCH callbacks; and in
- * half-tick slices from the hrtimer while a task competes, at least half a
- * tick apart, the next a tick later or as soon as a level-0 slot is due
+ * lasts at most half a tick (RUN_SLICE_DIV), unless the CPU has nothing
+ * else to run: then it goes on until a task or a softirq wants the CPU,
+ * RUN_IDLE_TICKS at most. A backlog left over goes on in two ways: in the
+ * CPU's runner, a SCHED_IDLE thread (twheel_runner_fn()), in slices alike
+ * with bottom halves off, whenever the CPU has nothing else to run: an
+ * otherwise idle CPU drains a burst at full speed, and a task that wakes
+ * takes the CPU back after half a tick at most; and in half-tick slices
+ * from the hrtimer while a task competes, at least half a tick apart, the
+ * next a tick later or as soon as a level-0 slot is due
  * (twheel_run_later()), so that the task loses its CPU for at most about
- * half a tick at a time and keeps about half of it.
- * While the runner drains, the hrtimer only watches, RUN_WATCH_TICKS out.
+ * half a tick at a time and keeps about half of it. While the runner
+ * drains, the hrtimer only watches, RUN_WATCH_TICKS out.
  *
  * Locking
  * -------
@@ -187,9 +187,9 @@
  * callback's TWHEEL_BATCH_MAX), or CASCADE_BATCH timers of a cascade, a
  * migration or a twheel_add_bulk(). A run reads the clock every RUN_BATCH
  * timers and yields after a slice of tick / RUN_SLICE_DIV, or, on a CPU
- * with nothing else to run, as soon as a task or a softirq wants it and
- * after RUN_IDLE_TICKS at the latest: see twheel_run(),
- * twheel_hrtimer_fn() and twheel_runner_fn().
+ * with nothing else to run, once a task or a softirq wants it after that,
+ * RUN_IDLE_TICKS at the latest: see twheel_run(), twheel_hrtimer_fn() and
+ * twheel_runner_fn().
  */
 #define RUN_BATCH	16
 #define CASCADE_BATCH	32
@@ -766,10 +766,10 @@ static void twheel_relax(struct twheel_base *base)
 }
 
 /*
- * Has the CPU got anything else to run, task or softirq? Asked during a
- * run that took an otherwise idle CPU (twheel_cpu_idle()), which ends as
- * soon as it has: a softirq raised meanwhile waits for the run, as bottom
- * halves are off.
+ * Has the CPU got anything else to run, task or softirq? Asked when a run
+ * that took an otherwise idle CPU (twheel_cpu_idle()) has had its half
+ * tick: it goes on until the CPU has (a softirq raised meanwhile waits for
+ * the run, as bottom halves are off).
  */
 static bool twheel_cpu_wanted(void)
 {
@@ -779,20 +779,21 @@ static bool twheel_cpu_wanted(void)
 /*
  * Run the wheel up to the current time: cascade, and fire or hand over the
  * due timers in FIFO order. Stops at the end of a slice: half a tick, or,
- * when the CPU has nothing else to run (@idle), RUN_IDLE_TICKS, ended
- * early when a task or a softirq wants the CPU. Returns true when the
- * wheel has caught up with the clock, false when work is left.
+ * when the CPU had nothing else to run (@idle), as soon as after that a
+ * task or a softirq wants the CPU, RUN_IDLE_TICKS at most. Returns true
+ * when the wheel has caught up with the clock, false when work is left.
  */
 static bool twheel_run(struct twheel_base *base, bool idle)
 	__must_hold(&base->lock)
 {
-	u64 now = twheel_run_clock(base, RUN_SOFTIRQ), end = now;
+	u64 now = twheel_run_clock(base, RUN_SOFTIRQ);
+	u64 end = now + tick_ns / RUN_SLICE_DIV;
+	u64 idle_end = idle ? now + RUN_IDLE_TICKS * tick_ns : end;
 	bool sleepers = false, done = false;
 	unsigned int n = 0;
 
 	lockdep_assert_held(&base->lock);
 
-	end += idle ? RUN_IDLE_TICKS * tick_ns : tick_ns / RUN_SLICE_DIV;
 	for (;;) {
 		unsigned int budget = CASCADE_BATCH;
 		struct twheel_timer *timer;
@@ -801,7 +802,7 @@ static bool twheel_run(struct twheel_base *base, bool idle)
 		if (!(++n % RUN_BATCH)) {
 			twheel_relax(base);
 			now = twheel_run_clock(base, RUN_SOFTIRQ);
-			if (now > end || (idle && twheel_cpu_wanted()))
+			if (now > end && (now > idle_end || twheel_cpu_wanted()))
 				break;
 		}
 		/* Not wheel_first_due(): the compiler cannot tell it is not NULL. */
@@ -932,8 +933,7 @@ static int twheel_runner_should_run(unsigned int cpu)
  * again for as long as @backlog stays set (smpboot_thread_fn()), so the
  * scheduler gives it the CPU only when no other task wants it, the way
  * __do_softirq() hands over to ksoftirqd but without taking a task's
- * share: a task that wakes ends the slice, and waits for RUN_BATCH
- * callbacks at most.
+ * share: a task that wakes waits for half a tick at most.
  */
 static void twheel_runner_fn(unsigned int cpu)
 {
