@@ -160,11 +160,18 @@ bench: export TWHEEL_VM_TIMEOUT ?= 2400
 # the command line, without these.)
 bench: export override TWHEEL_GUEST_ENV += log_buf_len=4M \
 	clocksource=$(CLOCKSOURCE) $(if $(filter tsc,$(CLOCKSOURCE)),tsc=reliable)
+# A second boot times the wheel's lock holds in instructions: one vCPU
+# under -icount shift=0, whose clock counts them, 1 ns each
+# (scripts/vm/guest/holds.sh).
 bench:
 	@$(DEPS) bench $(BENCH_KERNEL)
 	$(VM)/run-vm.sh $(BENCH_KERNEL) bench
+	TWHEEL_QEMU_ARGS='-smp 1 -icount shift=0' \
+		$(VM)/run-vm.sh $(BENCH_KERNEL) holds
 	$(VM)/extract-files $(OUT)/vm/$(BENCH_KERNEL)-bench.log bench/results
-	python3 bench/report.py -o bench/results $(OUT)/vm/$(BENCH_KERNEL)-bench.log
+	$(VM)/extract-files $(OUT)/vm/$(BENCH_KERNEL)-holds.log bench/results
+	python3 bench/report.py -o bench/results \
+		$(OUT)/vm/$(BENCH_KERNEL)-bench.log $(OUT)/vm/$(BENCH_KERNEL)-holds.log
 	@echo 'make bench: results in bench/results/: latest.md (the table), latest.json,'
 	@echo 'cost.png and lateness.png; the guest console in build/vm/$(BENCH_KERNEL)-bench.log.'
 
