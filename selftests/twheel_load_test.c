@@ -160,6 +160,23 @@ static int irqoff_hist(long long hist[IRQOFF_BUCKETS])
 	return ret;
 }
 
+/* What twheel/irqoff says of the holds since it was last written 1. */
+struct holds {
+	long long	max_ns;
+	long long	n;
+	long long	long_n;			/* over a tenth of a tick */
+	long long	hist[IRQOFF_BUCKETS];
+	int		hist_ret;		/* irqoff_hist()'s */
+};
+
+static void holds_read(struct holds *h)
+{
+	h->max_ns = irqoff_read("max_ns");
+	h->n = irqoff_read("holds");
+	h->long_n = irqoff_read("long");
+	h->hist_ret = irqoff_hist(h->hist);
+}
+
 static void print_hist(const char *name, const long long hist[IRQOFF_BUCKETS])
 {
 	int i;
@@ -321,10 +338,7 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 	__u64 tick = self->v.tick_ns;
 	unsigned long old[2];
 	pid_t spinner, cl;
-	long long irqoff, holds, long_holds;
-	long long control, control_holds, control_long;
-	long long hist[IRQOFF_BUCKETS], control_hist[IRQOFF_BUCKETS];
-	int hist_ret, control_hist_ret;
+	struct holds burst, control;
 	__u64 quiet;
 	struct gap *g;
 
@@ -342,10 +356,7 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 		irqoff_control();
 	waitpid(cl, &status, 0);
 	ASSERT_EQ(0, status) TH_LOG("the interrupts-off control failed");
-	control = irqoff_read("max_ns");
-	control_holds = irqoff_read("holds");
-	control_long = irqoff_read("long");
-	control_hist_ret = irqoff_hist(control_hist);
+	holds_read(&control);
 	irqoff_write("1");
 	spinner = fork();
 	ASSERT_LE(0, spinner);
@@ -360,26 +371,24 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 	tw_sleep_ms(100);
 	SET(g->phase, 2);
 	waitpid(spinner, NULL, 0);
-	irqoff = irqoff_read("max_ns");
-	holds = irqoff_read("holds");
-	long_holds = irqoff_read("long");
-	hist_ret = irqoff_hist(hist);
+	holds_read(&burst);
 	irqoff_write("0");
 	tw_limits_restore(old);
 
 	ASSERT_EQ(0, status) TH_LOG("client: %s", strerror(GET(g->err)));
 	ASSERT_NE(0, GET(g->last)) TH_LOG("not every event arrived");
-	ASSERT_EQ(0, hist_ret | control_hist_ret) TH_LOG("no irqoff hist");
+	ASSERT_EQ(0, burst.hist_ret | control.hist_ret) TH_LOG("no irqoff hist");
 	/* One JSON record per line, printed in parts. */
 	printf("# RESULT {\"kind\": \"irqoff\", \"case\": \"%s\", ", variant->name);
 	printf("\"round\": %lu, ", round);
-	printf("\"n\": %lu, \"max_ns\": %lld, \"holds\": %lld, ", n, irqoff, holds);
-	printf("\"long_holds\": %lld, \"control_ns\": %lld, ", long_holds,
-	       control);
+	printf("\"n\": %lu, \"max_ns\": %lld, \"holds\": %lld, ", n,
+	       burst.max_ns, burst.n);
+	printf("\"long_holds\": %lld, \"control_ns\": %lld, ", burst.long_n,
+	       control.max_ns);
 	printf("\"control_holds\": %lld, \"control_long_holds\": %lld, ",
-	       control_holds, control_long);
-	print_hist("hist", hist);
-	print_hist("control_hist", control_hist);
+	       control.n, control.long_n);
+	print_hist("hist", burst.hist);
+	print_hist("control_hist", control.hist);
 	printf("\"tick_ns\": %llu}\n", tick);
 	printf("# RESULT {\"kind\": \"pinned_gap\", \"case\": \"%s\", ", variant->name);
 	printf("\"round\": %lu, ", round);
@@ -402,8 +411,8 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 	if (!tw_on_kernel("kcsan")) {
 		EXPECT_LE(GET(g->max_ns),
 			  max_u64(100 * tick, 4 * quiet + 2 * tick));
-		if (irqoff >= 0)
-			EXPECT_LE(irqoff, max_u64(20 * tick, quiet));
+		if (burst.max_ns >= 0)
+			EXPECT_LE(burst.max_ns, max_u64(20 * tick, quiet));
 	}
 	munmap(g, sizeof(*g));
 }
@@ -423,9 +432,9 @@ TEST_F_TIMEOUT(load, icount_holds, 900)
 {
 	unsigned long n = env_ul("TWHEEL_LOAD_N", 50000);
 	unsigned long round = env_ul("TWHEEL_LOAD_ROUND", 0);
-	int nfds = env_ul("TWHEEL_LOAD_FILES", 1), status, hist_ret;
-	long long irqoff, holds, long_holds, hist[IRQOFF_BUCKETS];
+	int nfds = env_ul("TWHEEL_LOAD_FILES", 1), status;
 	unsigned long old[2];
+	struct holds burst;
 	struct gap *g;
 	pid_t cl;
 
@@ -442,22 +451,19 @@ TEST_F_TIMEOUT(load, icount_holds, 900)
 	if (!cl)
 		client(g, n, nfds, variant->spread_ns);
 	waitpid(cl, &status, 0);
-	irqoff = irqoff_read("max_ns");
-	holds = irqoff_read("holds");
-	long_holds = irqoff_read("long");
-	hist_ret = irqoff_hist(hist);
+	holds_read(&burst);
 	irqoff_write("0");
 	tw_limits_restore(old);
 
 	ASSERT_EQ(0, status) TH_LOG("client: %s", strerror(GET(g->err)));
 	ASSERT_NE(0, GET(g->last)) TH_LOG("not every event arrived");
-	ASSERT_EQ(0, hist_ret) TH_LOG("no irqoff hist");
+	ASSERT_EQ(0, burst.hist_ret) TH_LOG("no irqoff hist");
 	printf("# RESULT {\"kind\": \"irqoff\", \"what\": \"icount\", ");
 	printf("\"case\": \"%s\", \"round\": %lu, ", variant->name, round);
-	printf("\"n\": %lu, \"max_ns\": %lld, \"holds\": %lld, ", n, irqoff,
-	       holds);
-	printf("\"long_holds\": %lld, ", long_holds);
-	print_hist("hist", hist);
+	printf("\"n\": %lu, \"max_ns\": %lld, \"holds\": %lld, ", n,
+	       burst.max_ns, burst.n);
+	printf("\"long_holds\": %lld, ", burst.long_n);
+	print_hist("hist", burst.hist);
 	printf("\"tick_ns\": %llu}\n", self->v.tick_ns);
 	fflush(stdout);
 	munmap(g, sizeof(*g));
