@@ -35,15 +35,8 @@ bench_user() {
 # the longest interrupts-off stretch and the task's longest gap.
 # Three rounds: each takes about a minute under TCG.
 bench_load() {
-	local r
 	[ -x /bin/selftests/twheel_load_test ] || { echo "no twheel_load_test"; return 0; }
-	: >/tmp/load.txt
-	# A round that misses the test's bounds is still a measurement.
-	for r in 1 2 3; do
-		TWHEEL_LOAD_N=${TWHEEL_LOAD_N:-1000000} TWHEEL_LOAD_ROUND=$r \
-			/bin/selftests/twheel_load_test >>/tmp/load.txt
-	done
-	cat /tmp/load.txt; emit_file /tmp/load.txt
+	load_rounds load
 }
 
 # TWHEEL_BENCH_ONLY (kernel, user or load) runs one part alone.

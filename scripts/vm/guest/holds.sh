@@ -6,14 +6,8 @@
 . /tests/lib.sh
 
 holds() {
-	local r
 	[ "$(nproc)" = 1 ] || { echo "needs a guest of one vCPU"; return 1; }
-	: >/tmp/holds.txt
-	for r in 1 2 3; do
-		TWHEEL_LOAD_N=${TWHEEL_LOAD_N:-1000000} TWHEEL_LOAD_ROUND=$r \
-			/bin/selftests/twheel_load_test >>/tmp/holds.txt
-	done
-	cat /tmp/holds.txt; emit_file /tmp/holds.txt
+	load_rounds holds
 }
 
 step "load modules" load twheel

@@ -52,6 +52,19 @@ emit_file() {
 	echo "--- BEGIN $(basename "$1") ---"; cat "$1"; echo "--- END $(basename "$1") ---"
 }
 
+# make bench: three rounds of twheel_load_test (TWHEEL_LOAD_N timers, 1M
+# by default), its records in /tmp/$1.txt, emitted to the host. A round
+# that misses the test's bounds is still a measurement.
+load_rounds() {
+	local r out=/tmp/$1.txt
+	: >"$out"
+	for r in 1 2 3; do
+		TWHEEL_LOAD_N=${TWHEEL_LOAD_N:-1000000} TWHEEL_LOAD_ROUND=$r \
+			/bin/selftests/twheel_load_test >>"$out"
+	done
+	cat "$out"; emit_file "$out"
+}
+
 # ttl_hotplug N CYCLES: N keys of examples/twheel_ttl.ko (0.1-3 s TTLs)
 # expire while cpu1 goes offline and online CYCLES times; every key must
 # expire exactly once. Needs twheel loaded.
