@@ -105,15 +105,15 @@
  * inside it: MODIFY and the callback call twheel_mod(), twheel_set_period()
  * and twheel_cancel() under it, which makes a pending test and the change
  * that depends on it atomic with respect to the callback. twheel calls the
- * callback with no lock held; twheel_cancel_sync() and
- * twheel_shutdown_sync() are called with ctx->mutex alone.
+ * callback with no lock held; twheel_cancel_sync(), twheel_shutdown_sync()
+ * and twheel_shutdown_bulk() are called with ctx->mutex alone.
  *
  * Lifetime
  * --------
  *
  * A timer is freed under ctx->mutex, and only when its callback cannot run:
- * after twheel_cancel_sync() or twheel_shutdown_sync(), or once the event of
- * its last fire has been read. The callback marks that last fire (the timer
+ * after twheel_shutdown_sync() or twheel_shutdown_bulk(), or once the event
+ * of its last fire has been read. The callback marks that last fire (the timer
  * is not pending again: see twd_last_fire()) under the event lock and
  * touches neither the timer nor the file after dropping it (it wakes
  * readers with the lock held); twheel never touches a timer once its
@@ -1296,19 +1296,6 @@ static void twd_timer_free(struct twd_ctx *ctx, struct twd_timer *t)
 	twd_timer_put(t);
 }
 
-/* Stop @t for good, discard its event and free it; it is out of the hash. */
-static void twd_timer_kill(struct twd_ctx *ctx, struct twd_timer *t)
-{
-	lockdep_assert_held(&ctx->mutex);
-
-	twheel_shutdown_sync(&t->wt);
-	spin_lock_irq(&ctx->wqh.lock);
-	twd_unqueue(ctx, t);
-	spin_unlock_irq(&ctx->wqh.lock);
-	twd_timer_free(ctx, t);
-	ctx->cancelled++;
-}
-
 /*
  * Free @n timers of @ts, out of the hash and idle: one uncharge of the
  * user, one kmem_cache_free_bulk() of the narrow ones (@ts is reordered).
@@ -1329,6 +1316,45 @@ static void twd_timers_free(struct twd_ctx *ctx, struct twd_timer **ts,
 	}
 	if (narrow)
 		kmem_cache_free_bulk(twd_cache, narrow, (void **)ts);
+}
+
+/*
+ * Stop @n timers of @ts, at most TWD_FREE_CHUNK, for good, discard their
+ * events and free them, in bulk; they are out of the hash.
+ */
+static void twd_timers_kill(struct twd_ctx *ctx, struct twd_timer **ts,
+			    unsigned int n)
+{
+	struct twheel_timer *wts[TWD_FREE_CHUNK];
+	unsigned int i;
+
+	lockdep_assert_held(&ctx->mutex);
+
+	if (!n)
+		return;
+	for (i = 0; i < n; i++)
+		wts[i] = &ts[i]->wt;
+	twheel_shutdown_bulk(wts, n);
+	spin_lock_irq(&ctx->wqh.lock);
+	for (i = 0; i < n; i++)
+		twd_unqueue(ctx, ts[i]);
+	spin_unlock_irq(&ctx->wqh.lock);
+	twd_timers_free(ctx, ts, n);
+	ctx->cancelled += n;
+}
+
+/*
+ * Add @t, out of the hash, to the *@n timers of @ts to kill; kill them
+ * when they fill it (TWD_FREE_CHUNK). The caller kills what is left.
+ */
+static void twd_kill_later(struct twd_ctx *ctx, struct twd_timer **ts,
+			   unsigned int *n, struct twd_timer *t)
+{
+	ts[(*n)++] = t;
+	if (*n == TWD_FREE_CHUNK) {
+		twd_timers_kill(ctx, ts, *n);
+		*n = 0;
+	}
 }
 
 /* Free the timers whose last event went into the ring, in bulk. */
@@ -1650,14 +1676,15 @@ static int twd_cancel(struct twd_ctx *ctx, u64 key)
 	if (!t)
 		return -ENOENT;
 	twd_hash_remove(ctx, t);
-	twd_timer_kill(ctx, t);
+	twd_timers_kill(ctx, &t, 1);
 	return 0;
 }
 
-/* Cancel every timer of @ctx; returns how many there were. */
+/* Cancel every timer of @ctx, in bulk; returns how many there were. */
 static unsigned int twd_cancel_all(struct twd_ctx *ctx)
 {
-	unsigned int i, n = 0;
+	struct twd_timer *ts[TWD_FREE_CHUNK];
+	unsigned int i, n = 0, nts = 0;
 
 	lockdep_assert_held(&ctx->mutex);
 
@@ -1666,11 +1693,11 @@ static unsigned int twd_cancel_all(struct twd_ctx *ctx)
 
 		while ((t = ctx->buckets[i])) {
 			ctx->buckets[i] = t->hnext;
-			twd_timer_kill(ctx, t);
+			twd_kill_later(ctx, ts, &nts, t);
 			n++;
-			cond_resched();
 		}
 	}
+	twd_timers_kill(ctx, ts, nts);
 	ctx->ntimers = 0;
 	if (ctx->hash_bits > TWD_HASH_MIN_BITS)
 		twd_hash_resize(ctx, TWD_HASH_MIN_BITS);
@@ -2456,6 +2483,8 @@ static long twd_ioc_cancel_batch(struct twd_ctx *ctx, union twd_ucmd *u)
 	const struct twheel_cancel_batch *b = &u->cancel_batch;
 	const u64 __user *keys = u64_to_user_ptr(b->keys);
 	s32 __user *status = u64_to_user_ptr(b->status);
+	struct twd_timer *ts[TWD_FREE_CHUNK];
+	unsigned int nts = 0;
 	u32 done = 0, end;
 	long cancelled = 0;
 	int err = 0;
@@ -2468,19 +2497,26 @@ static long twd_ioc_cancel_batch(struct twd_ctx *ctx, union twd_ucmd *u)
 		end = done + min_t(u32, b->count - done, TWD_BATCH_CHUNK);
 		err = twd_batch_start(status, done, end);
 		for (; !err && done < end; done++) {
+			struct twd_timer *t = NULL;
 			u64 key;
 			int ret;
 
 			ret = get_user(key, keys + done);
-			if (!ret)
-				ret = twd_cancel(ctx, key);
 			if (!ret) {
+				t = twd_lookup(ctx, key);
+				ret = t ? 0 : -ENOENT;
+			}
+			if (t) {
+				twd_hash_remove(ctx, t);
+				twd_kill_later(ctx, ts, &nts, t);
 				cancelled++;
 			} else if (put_user(ret, status + done)) {
 				err = -EFAULT;	/* stop before this entry */
 				break;
 			}
 		}
+		twd_timers_kill(ctx, ts, nts);
+		nts = 0;
 		if (!err)
 			err = twd_batch_pause();
 	}

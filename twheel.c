@@ -1642,23 +1642,28 @@ static bool twheel_done_running(struct twheel_base *base,
 	       !twheel_runs(&base->running[RUN_WORK], timer);
 }
 
+/*
+ * Waiting for the callback is taking it as a lock: lockdep reports a call
+ * from the callback itself, or under a lock the callback takes. See the
+ * synchronization rules of twheel_cancel_sync().
+ */
+static void twheel_sync_acquire(struct twheel_timer *timer)
+{
+#ifdef CONFIG_LOCKDEP
+	local_irq_disable();
+	lock_map_acquire(&timer->lockdep_map);
+	lock_map_release(&timer->lockdep_map);
+	local_irq_enable();
+#endif
+}
+
 static int __twheel_cancel_sync(struct twheel_timer *timer, bool shutdown)
 {
 	struct twheel_base *base;
 	int ret = 0, r;
 
 	might_sleep();
-#ifdef CONFIG_LOCKDEP
-	/*
-	 * Waiting for the callback is taking it as a lock: lockdep reports a
-	 * call from the callback itself, or under a lock the callback takes.
-	 * See the synchronization rules of twheel_cancel_sync().
-	 */
-	local_irq_disable();
-	lock_map_acquire(&timer->lockdep_map);
-	lock_map_release(&timer->lockdep_map);
-	local_irq_enable();
-#endif
+	twheel_sync_acquire(timer);
 	do {
 		r = twheel_cancel_or_wait(timer, shutdown, &base);
 		if (r < 0)
@@ -1719,6 +1724,79 @@ int twheel_shutdown_sync(struct twheel_timer *timer)
 	return __twheel_cancel_sync(timer, true);
 }
 EXPORT_SYMBOL_GPL(twheel_shutdown_sync);
+
+/*
+ * Shut down the first of the @n timers of @timers and those after it on
+ * the same wheel, up to @n, under one hold of its lock, as
+ * twheel_cancel_or_wait() does; set the bit in @busy of each whose
+ * callback is running, and count in @pending those that were pending.
+ * Returns how many it took.
+ */
+static unsigned int twheel_shutdown_some(struct twheel_timer **timers,
+					 unsigned int n, unsigned long *busy,
+					 int *pending)
+{
+	struct twheel_base *base;
+	unsigned long flags;
+	unsigned int i;
+
+	base = lock_timer_base(timers[0], &flags);
+	for (i = 0; i < n; i++) {
+		struct twheel_timer *timer = timers[i];
+
+		/* Ours as lock_timer_base() sees it: on this base, not moving. */
+		if (i && (READ_ONCE(timer->cpu) != base->cpu ||
+			  (READ_ONCE(timer->flags) & TWHEEL_F_MIGRATING)))
+			break;
+		WRITE_ONCE(timer->flags, timer->flags | TWHEEL_F_SHUTDOWN);
+		*pending += twheel_detach_if_pending(base, timer);
+		if (twheel_running(base, timer))
+			__set_bit(i, busy);
+	}
+	twheel_releasing(base);
+	raw_spin_unlock_irqrestore(&base->lock, flags);
+	return i;
+}
+
+/**
+ * twheel_shutdown_bulk - cancel many timers for good, for teardown
+ * @timers:	initialized timers, each once
+ * @n:		the number of timers
+ *
+ * As twheel_shutdown_sync() of each timer in turn, for callers that tear
+ * many down at once. Timers that follow one another in @timers on the same
+ * wheel (those armed on one CPU: timers armed together usually are) are
+ * shut down 32 at a time under one hold of its lock; a timer whose
+ * callback was running is then waited for on its own. Interrupts come in
+ * between two holds: no loop runs over @n timers with them off.
+ *
+ * Context: process context; may sleep. See twheel_cancel_sync().
+ *
+ * Return: the number of timers that were pending.
+ */
+int twheel_shutdown_bulk(struct twheel_timer **timers, unsigned int n)
+{
+	DECLARE_BITMAP(busy, CASCADE_BATCH);
+	unsigned int i = 0, j, to;
+	int pending = 0;
+
+	might_sleep();
+	while (i < n) {
+		to = min(n, i + CASCADE_BATCH);
+		for (j = i; j < to; j++)
+			twheel_sync_acquire(timers[j]);
+		bitmap_zero(busy, CASCADE_BATCH);
+		to = i + twheel_shutdown_some(timers + i, to - i, busy,
+					      &pending);
+		/* Rare: a callback was running. Wait for it as one would. */
+		for_each_set_bit(j, busy, CASCADE_BATCH)
+			pending += __twheel_cancel_sync(timers[i + j], true) > 0;
+		i = to;
+		cond_resched();
+	}
+	return pending;
+}
+EXPORT_SYMBOL_GPL(twheel_shutdown_bulk);
 
 /**
  * twheel_remaining - time left until a timer's deadline

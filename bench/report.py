@@ -501,6 +501,11 @@ def add_user(t, res):
             spread(f_rate, res.stat('uarm', 'per_s', fac=f, n=n))
             for f in ('twheel_ioctl', 'twheel_batch'))
         t.row(f'userspace arms/s, {f_n(n)} timers (twheel: single / batch)', cells)
+    for n in res.ns('ufree'):
+        cells = {c: spread(f_rate, res.stat('ufree', 'per_s', fac=f, n=n))
+                 for c, f in ufac.items()}
+        cells['twheel'] = spread(f_rate, res.stat('ufree', 'per_s', fac='twheel_batch', n=n))
+        t.row(f'userspace teardown/s, {f_n(n)} pending (twheel, timerfd: close; POSIX: timer_delete)', cells)
     for n in res.ns('uarm'):
         armed = res.val('uarm', 'armed', fac='posix', n=n)
         if armed is not None and armed < n:

@@ -19,6 +19,10 @@
  *            ring, as its fdinfo reports them: neither is a slab object nor
  *            vmalloc'ed (a table beyond the largest kmalloc cache comes
  *            from the page allocator unless vmalloc had to step in)
+ *  ufree     timers torn down per second, all N pending, after each uarm
+ *            run: closing the /dev/twheel file, closing the timerfds,
+ *            timer_delete() of the POSIX timers (not io_uring: its ring
+ *            cancels its timeouts in a work item after the exit returns)
  *  udeliver  events delivered per second when N timers come due at one
  *            instant, counted from that instant, how late the first one
  *            arrives in userspace (first_late_ns) and how late the last one
@@ -252,6 +256,18 @@ static void jrate(unsigned int n, __u64 t0, __u64 t1)
 	jnum("per_s", t1 > t0 ? n * (double)NSEC_PER_SEC / (t1 - t0) : 0);
 }
 
+/* The "ufree" record of @fac: @n pending timers torn down from @t0 to now. */
+static void jfree(const char *fac, unsigned int n, __u64 t0)
+{
+	__u64 t1 = now_ns();
+
+	jbegin("ufree");
+	jstr("fac", fac);
+	jint("n", n);
+	jrate(n, t0, t1);
+	jend();
+}
+
 /* Raise twheel-dev's limit @name to at least @n, if it is lower. */
 static void tw_limit(const char *name, unsigned int n)
 {
@@ -342,7 +358,9 @@ static void arm_timerfd(unsigned int n)
 	jrate(n, t0, t1);
 	jkmem(before, n);
 	jend();
+	t0 = now_ns();
 	close_all(fds, n);
+	jfree("timerfd", n, t0);
 	free(fds);
 	settle();
 }
@@ -385,8 +403,11 @@ static void arm_posix(unsigned int n)
 	jrate(i, t0, t1);
 	jkmem(before, i);
 	jend();
+	n = i;
+	t0 = now_ns();
 	while (i--)
 		timer_delete(ids[i]);
+	jfree("posix", n, t0);
 	free(ids);
 	settle();
 }
@@ -564,7 +585,9 @@ static void arm_twheel(unsigned int n, unsigned int batch)
 	jkmem_pages(before, n, tw_pages(&tw, (kmem_now().vmalloc_kb -
 					       before.vmalloc_kb) * 1024.0));
 	jend();
+	t0 = now_ns();
 	twl_close(&tw);
+	jfree(batch ? "twheel_batch" : "twheel_ioctl", n, t0);
 	settle();
 }
 

@@ -1418,6 +1418,52 @@ static void twheel_test_shutdown_refuses_callback_rearm(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), 1);
 }
 
+/*
+ * twheel_shutdown_bulk() of 70 timers (three holds' worth), on two wheels
+ * in runs of five, every seventh idle, one sleepable whose callback runs:
+ * it counts the pending ones, waits for the callback, and refuses every
+ * later arming, the callback's own included.
+ */
+static void twheel_test_shutdown_bulk(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 70, tw_probe_fn, 0);
+	struct tw_probe *s = tw_probes(test, 1, tw_shutdown_rearm_fn,
+				       TWHEEL_SLEEPABLE);
+	int other = tw_other_cpu();
+	struct twheel_timer **ts;
+	unsigned int i, cpu, pending = 0;
+
+	ts = kunit_kcalloc(test, 71, sizeof(*ts), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ts);
+	for (i = 0; i < 70; i++) {
+		ts[i] = &p[i].timer;
+		if (!(i % 7))
+			continue;
+		cpu = (i / 5) % 2 && other >= 0 ? other : tw_home_cpu();
+		KUNIT_ASSERT_EQ(test, tw_arm_in(&p[i], NSEC_PER_SEC, cpu), 0);
+		pending++;
+	}
+	/* The running one in the middle of the second hold. */
+	memmove(ts + 41, ts + 40, 30 * sizeof(*ts));
+	ts[40] = &s->timer;
+	KUNIT_ASSERT_EQ(test, tw_arm_in(s, 5 * NSEC_PER_MSEC, tw_home_cpu()),
+			0);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&s->started, TW_TIMEOUT_MS));
+	WRITE_ONCE(s->go, true);
+
+	KUNIT_EXPECT_EQ(test, twheel_shutdown_bulk(ts, 71), pending);
+	KUNIT_EXPECT_NE(test, READ_ONCE(s->end_ns), 0);
+	KUNIT_EXPECT_EQ(test, s->ret, -ESHUTDOWN);
+	for (i = 0; i < 71; i++) {
+		KUNIT_EXPECT_FALSE(test, twheel_pending(ts[i]));
+		KUNIT_EXPECT_EQ(test, twheel_add(ts[i], NSEC_PER_MSEC,
+						 TWHEEL_REL), -ESHUTDOWN);
+	}
+	for (i = 0; i < 70; i++)
+		KUNIT_EXPECT_EQ(test, atomic_read(&p[i].fires), 0);
+	KUNIT_EXPECT_EQ(test, twheel_shutdown_bulk(ts, 71), 0);
+}
+
 static void twheel_test_erange(struct kunit *test)
 {
 	struct tw_probe *p = tw_probes(test, 2, tw_probe_fn, TWHEEL_PINNED);
@@ -2279,6 +2325,7 @@ static struct kunit_case twheel_test_cases[] = {
 	KUNIT_CASE(twheel_test_reduce_only_earlier),
 	KUNIT_CASE(twheel_test_shutdown),
 	KUNIT_CASE(twheel_test_shutdown_refuses_callback_rearm),
+	KUNIT_CASE(twheel_test_shutdown_bulk),
 	KUNIT_CASE(twheel_test_erange),
 	KUNIT_CASE(twheel_test_add_pending_eexist),
 	KUNIT_CASE(twheel_test_remaining),
