@@ -69,6 +69,10 @@
  * by the file from its first batch on; without memory for it, entries go
  * one by one, as ARM calls would.
  *
+ * Teardown goes in bulk too: CANCEL_BATCH, CANCEL_ALL and the last close
+ * take timers out of the table one by one and kill them 32 at a time
+ * (twd_timers_kill()): one twheel_shutdown_bulk(), one hold of the event
+ * lock to drop their events, one uncharge, one kmem_cache_free_bulk().
  *
  * Event ring
  * ----------

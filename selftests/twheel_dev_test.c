@@ -304,6 +304,45 @@ TEST_F(dev, cancel_batch)
 	EXPECT_TRUE(tw_quiet_for(&self->tw, 100));
 }
 
+/*
+ * CANCEL_BATCH over several of the kernel's chunks (64 keys) and bulk
+ * teardowns (32 timers): 200 keys, every tenth never armed, every 50th
+ * named twice (the second time: -ENOENT); a third of the timers fired
+ * already, their events waiting: discarded. The timer not named fires.
+ */
+TEST_F(dev, cancel_batch_chunks)
+{
+	__u64 keys[204];
+	__s32 status[204];
+	struct twheel_event ev;
+	unsigned int i, n = 0;
+	int want = 0;
+
+	for (i = 0; i < 200; i++) {
+		if (i % 10 != 9)
+			ASSERT_EQ(0, twl_arm(&self->tw, i, 0,
+					     i % 3 ? 30000 * MS : 0, 0, 0, 0));
+		want += i % 10 != 9;
+		keys[n++] = i;
+		if (!(i % 50))
+			keys[n++] = i;
+	}
+	ASSERT_EQ(0, twl_arm(&self->tw, 1000, 0, 100 * MS, 0, 0, 0));
+	tw_sleep_ms(20);
+	ASSERT_EQ(want, twl_cancel_batch(&self->tw, keys, n, status));
+	for (i = 0; i < n; i++) {
+		bool again = i && keys[i] == keys[i - 1];
+
+		EXPECT_EQ(keys[i] % 10 == 9 || again ? -ENOENT : 0, status[i]);
+	}
+	EXPECT_EQ(1, tw_fdinfo(self->tw.fd, "timers"));
+	EXPECT_EQ(0, tw_fdinfo(self->tw.fd, "queued"));
+	EXPECT_EQ(want, tw_fdinfo(self->tw.fd, "cancelled"));
+	ASSERT_EQ(1, tw_read_n(&self->tw, &ev, 1, 5000));
+	EXPECT_EQ(1000, ev.key);
+	EXPECT_TRUE(tw_quiet_for(&self->tw, 100));
+}
+
 TEST_F(dev, cancel_all)
 {
 	int i;
