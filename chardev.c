@@ -1670,16 +1670,25 @@ static int twd_arm(struct twd_ctx *ctx, const struct twheel_arm *arm,
 	return twd_arm_replace(ctx, &t, arm, deadline, off);
 }
 
-static int twd_cancel(struct twd_ctx *ctx, u64 key)
+/* Take the timer of @key out of the hash table: it is to be killed. */
+static struct twd_timer *twd_unhash_key(struct twd_ctx *ctx, u64 key)
 {
 	struct twd_timer *t;
 
 	lockdep_assert_held(&ctx->mutex);
 
 	t = twd_lookup(ctx, key);
+	if (t)
+		twd_hash_remove(ctx, t);
+	return t;
+}
+
+static int twd_cancel(struct twd_ctx *ctx, u64 key)
+{
+	struct twd_timer *t = twd_unhash_key(ctx, key);
+
 	if (!t)
 		return -ENOENT;
-	twd_hash_remove(ctx, t);
 	twd_timers_kill(ctx, &t, 1);
 	return 0;
 }
@@ -2507,11 +2516,10 @@ static long twd_ioc_cancel_batch(struct twd_ctx *ctx, union twd_ucmd *u)
 
 			ret = get_user(key, keys + done);
 			if (!ret) {
-				t = twd_lookup(ctx, key);
+				t = twd_unhash_key(ctx, key);
 				ret = t ? 0 : -ENOENT;
 			}
 			if (t) {
-				twd_hash_remove(ctx, t);
 				twd_kill_later(ctx, ts, &nts, t);
 				cancelled++;
 			} else if (put_user(ret, status + done)) {

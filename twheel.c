@@ -1603,6 +1603,20 @@ int twheel_cancel(struct twheel_timer *timer)
 EXPORT_SYMBOL_GPL(twheel_cancel);
 
 /*
+ * Cancel @timer on @base, whose lock is held; with @shutdown, refuse every
+ * later arming. Returns 1 if it was pending, else 0.
+ */
+static int twheel_stop_locked(struct twheel_base *base,
+			      struct twheel_timer *timer, bool shutdown)
+{
+	lockdep_assert_held(&base->lock);
+
+	if (shutdown)
+		WRITE_ONCE(timer->flags, timer->flags | TWHEEL_F_SHUTDOWN);
+	return twheel_detach_if_pending(base, timer);
+}
+
+/*
  * Cancel @timer; if its callback is running, return its base (with our
  * waiter counted) in *@wait. With @shutdown, refuse every later arming.
  */
@@ -1615,9 +1629,7 @@ static int twheel_cancel_or_wait(struct twheel_timer *timer, bool shutdown,
 
 	*wait = NULL;
 	base = lock_timer_base(timer, &flags);
-	if (shutdown)
-		WRITE_ONCE(timer->flags, timer->flags | TWHEEL_F_SHUTDOWN);
-	ret = twheel_detach_if_pending(base, timer);
+	ret = twheel_stop_locked(base, timer, shutdown);
 	if (WARN_ON_ONCE(base->running[RUN_WORK].timer == timer &&
 			 current_work() == &base->sleep_work)) {
 		/* Waiting for ourselves would never end. */
@@ -1727,8 +1739,8 @@ EXPORT_SYMBOL_GPL(twheel_shutdown_sync);
 
 /*
  * Shut down the first of the @n timers of @timers and those after it on
- * the same wheel, up to @n, under one hold of its lock, as
- * twheel_cancel_or_wait() does; set the bit in @busy of each whose
+ * the same wheel, up to @n, under one hold of its lock
+ * (twheel_stop_locked()); set the bit in @busy of each whose
  * callback is running, and count in @pending those that were pending.
  * Returns how many it took.
  */
@@ -1748,8 +1760,7 @@ static unsigned int twheel_shutdown_some(struct twheel_timer **timers,
 		if (i && (READ_ONCE(timer->cpu) != base->cpu ||
 			  (READ_ONCE(timer->flags) & TWHEEL_F_MIGRATING)))
 			break;
-		WRITE_ONCE(timer->flags, timer->flags | TWHEEL_F_SHUTDOWN);
-		*pending += twheel_detach_if_pending(base, timer);
+		*pending += twheel_stop_locked(base, timer, true);
 		if (twheel_running(base, timer))
 			__set_bit(i, busy);
 	}
