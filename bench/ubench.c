@@ -45,7 +45,9 @@
  *            without epoll+timerfd (1M timerfds: 1M files and ~730 MB)
  *  ukeyed    -k N (1M by default, 0: none) keyed timers on one
  *            /dev/twheel file due over 10 s, reaped from the ring: the
- *            lateness of their events, p50, p99 and max
+ *            lateness of their events, p50, p99 and max; twice, reaped
+ *            on the CPU that armed them (same_cpu) and on another one
+ *            (other_cpu)
  *
  * -a and -d choose the arming and delivery runs, as a sum of bits (all by
  * default): arming 1 timerfd, 2 POSIX timers, 4 /dev/twheel single,
@@ -59,6 +61,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -676,6 +679,20 @@ static void jpct(const char *prefix, __s64 *v, unsigned int n)
 	jint(key, v[n - 1]);
 }
 
+/* Run the calling thread on @cpu only, or on @mask if @cpu < 0. */
+static void pin(int cpu, const cpu_set_t *mask)
+{
+	cpu_set_t one;
+
+	if (cpu >= 0) {
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		mask = &one;
+	}
+	if (sched_setaffinity(0, sizeof(*mask), mask))
+		die("sched_setaffinity");
+}
+
 /*
  * @n keyed timers on one file, absolute deadlines spread at random over
  * FLOOD_SPAN_NS, the first a second after arming is expected to end; the
@@ -686,18 +703,27 @@ static void jpct(const char *prefix, __s64 *v, unsigned int n)
  * it counts those due in the first 1/16 of a level-2 slot's span (4096
  * ticks): the ones that wait for the cascade of their slot. (Deadlines
  * are taken as host times: ubench runs in the initial time namespace.)
+ *
+ * The timers are armed from one CPU, so they all fire there; the events
+ * are reaped on that CPU (@same_cpu, case "same_cpu") or on another one
+ * ("other_cpu"), whose reaper each batch of fires must wake with an IPI.
  */
-static void keyed_flood(unsigned int n)
+static void keyed_flood(unsigned int n, bool same_cpu)
 {
 	static struct twheel_arm a[BATCH];
 	static struct twheel_event ev[BATCH];
 	static __s32 status[BATCH];
 	__s64 *fire = xcalloc(n, sizeof(*fire)), *user = xcalloc(n, sizeof(*user));
 	unsigned int i, j, count, got = 0, early = 0, late = 0, at_start = 0;
+	int cpu = sched_getcpu();
 	__u64 start, now, tick;
+	cpu_set_t all;
 	struct twl tw;
 	long r;
 
+	if (sched_getaffinity(0, sizeof(all), &all))
+		die("sched_getaffinity");
+	pin(cpu, NULL);
 	if (tw_open(&tw))
 		goto out_free;
 	if (twl_ring_setup(&tw, 65536))
@@ -715,6 +741,8 @@ static void keyed_flood(unsigned int n)
 	}
 	if (now_ns() >= start)
 		fprintf(stderr, "ubench: keyed: arming took past the first deadline\n");
+	if (!same_cpu)
+		pin((cpu + 1) % sysconf(_SC_NPROCESSORS_ONLN), NULL);
 	while (got < n) {
 		r = twl_ring_reap(&tw, ev, BATCH);
 		if (!r) {
@@ -736,6 +764,7 @@ static void keyed_flood(unsigned int n)
 	}
 	jbegin("ukeyed");
 	jstr("fac", "twheel_ring");
+	jstr("case", same_cpu ? "same_cpu" : "other_cpu");
 	jint("n", n);
 	jint("span_ns", FLOOD_SPAN_NS);
 	jint("got", got);
@@ -748,6 +777,7 @@ static void keyed_flood(unsigned int n)
 	twl_close(&tw);
 	settle();
 out_free:
+	pin(-1, &all);
 	free(user);
 	free(fire);
 }
@@ -975,8 +1005,13 @@ static void heavy_round(unsigned int big, unsigned int keyed)
 
 	for (f = 0; big && f < DELIVER_RUNS - 1; f++)
 		deliver_one(1 + (cur_round + f) % (DELIVER_RUNS - 1), big);
-	if (keyed)
-		keyed_flood(keyed);
+	/* Both reapers in each round, taking turns at going first. */
+	for (f = 0; keyed && f < 2; f++) {
+		bool same_cpu = (cur_round + f) % 2;
+
+		if (same_cpu || sysconf(_SC_NPROCESSORS_ONLN) > 1)
+			keyed_flood(keyed, same_cpu);
+	}
 }
 
 int main(int argc, char **argv)
