@@ -577,8 +577,10 @@ def last_event_target(t, res, n, other, col, limit):
 def add_keyed(t, res, tick):
     """ubench's keyed timers through /dev/twheel under the load of
     twheel_bench's "flood" range (issue 11: p99 <= hrtimer's p99 + 2 ticks)."""
-    # Reaped on the CPU the timers fire on; on another one, each batch of
-    # fires wakes the reaper with an IPI (README, "Missed").
+    # Judged reaped on the CPU the timers fire on; on another one, each
+    # batch of fires wakes the reaper with an IPI, which under TCG may wait
+    # for a preempted vCPU (README, "Where the 1M keyed timers' late events
+    # came from").
     same = {'fac': 'twheel_ring', 'case': 'same_cpu'}
     for n in res.ns('ukeyed'):
         tw = res.stat('ukeyed', 'p99_ns', n=n, **same)
