@@ -89,15 +89,6 @@ static int drop_to_nobody(void)
 	       getuid() != NOBODY;
 }
 
-static void pin_to_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 /* ---- close while firing ---- */
 
 #define CWF_FILES	32
@@ -602,7 +593,7 @@ TEST_F_TIMEOUT(abuse, flood_cannot_starve, 300)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		pin_to_cpu(0);
+		tw_pin(0);
 		r->dropped = !drop_to_nobody();
 		r->base_rate = spin(1000, &r->base_cpu);
 		twl_open(&tw, 0);
@@ -763,7 +754,7 @@ static void *load_thread(void *arg)
 	__u64 k, i;
 	long r;
 
-	pin_to_cpu(l->cpu);
+	tw_pin(l->cpu);
 	/* Deadlines spread over the window, in a scrambled order. */
 	for (i = 0; i < l->n; i += BATCH) {
 		__u32 j, chunk = l->n - i < BATCH ? l->n - i : BATCH;

@@ -78,21 +78,12 @@ static __u64 max_u64(__u64 a, __u64 b)
 	return a > b ? a : b;
 }
 
-static int pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
 /* The pinned task: spins on CPU 0 and keeps its longest gap per phase. */
 static void spin_on_cpu0(struct gap *g)
 {
 	__u64 last = tw_now(), now, d;
 
-	pin(0);
+	tw_pin(0);
 	while (GET(g->phase) != 2) {
 		now = tw_now();
 		d = now - last;
@@ -198,7 +189,7 @@ static void irqoff_control(void)
 	__u64 end = tw_now() + 1000 * MS;
 	struct twl tw;
 
-	if (twl_open(&tw, O_CLOEXEC) || pin(0) ||
+	if (twl_open(&tw, O_CLOEXEC) || tw_pin(0) ||
 	    twl_arm(&tw, 0, 0, 3600000 * MS, 0, 0, 0))
 		_exit(1);
 	while (tw_now() < end)
@@ -294,8 +285,8 @@ static void client(struct gap *g, unsigned long n, int nfds, __u64 spread)
 	__u64 deadline;
 	int i, ret;
 
-	if (pin(0) || (!getuid() && (setgroups(0, NULL) || setgid(NOBODY) ||
-				     setuid(NOBODY))))
+	if (tw_pin(0) || (!getuid() && (setgroups(0, NULL) || setgid(NOBODY) ||
+					setuid(NOBODY))))
 		goto out_err;
 	for (i = 0; i < nfds; i++) {
 		ret = twl_open(&tws[i], O_CLOEXEC | O_NONBLOCK);
@@ -318,7 +309,7 @@ static void client(struct gap *g, unsigned long n, int nfds, __u64 spread)
 	for (i = 0; i < nfds; i++)
 		if (arm_burst(&tws[i], 0, n / nfds, deadline, spread))
 			goto out_err;
-	if (pin(sysconf(_SC_NPROCESSORS_ONLN) > 1))
+	if (tw_pin(sysconf(_SC_NPROCESSORS_ONLN) > 1))
 		goto out_err;
 	while (tw_now() < deadline - 100 * MS)
 		tw_sleep_ms(10);
@@ -504,7 +495,7 @@ TEST_F_TIMEOUT(idle_cpu, runs_backlog, 300)
 	if (slices < 0)
 		SKIP(return, "no debugfs twheel/stats");
 	ASSERT_EQ(0, tw_limits_raise(n + BATCH, old));
-	ASSERT_EQ(0, pin(1));
+	ASSERT_EQ(0, tw_pin(1));
 	ASSERT_EQ(0, twl_open(&tw, O_CLOEXEC));
 	/* Time a first batch: the deadline must come after all the arming. */
 	deadline = tw_now();
@@ -514,7 +505,7 @@ TEST_F_TIMEOUT(idle_cpu, runs_backlog, 300)
 	ASSERT_EQ(0, arm_burst(&tw, 0, n, deadline, 0));
 	ASSERT_GT(deadline, tw_now()) TH_LOG("arming took past the deadline");
 	deferred = tw_wheel_stat(1, "deferred");
-	ASSERT_EQ(0, pin(0));
+	ASSERT_EQ(0, tw_pin(0));
 	give_up = deadline + 60000 * MS;
 	while (got < n && tw_now() < give_up) {
 		r = twl_read(&tw, ev, ARRAY_SIZE(ev));

@@ -41,15 +41,6 @@ static unsigned long env_ul(const char *name, unsigned long def)
 	return s ? strtoul(s, NULL, 0) : def;
 }
 
-static int pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
 /* Arm KEYS timers from CPU 1, 3 ms ahead, 10 us apart. */
 static int arm_on_cpu1(const struct twl *tw, struct race_key *k,
 		       __u64 period, __u32 count)
@@ -59,7 +50,7 @@ static int arm_on_cpu1(const struct twl *tw, struct race_key *k,
 	__u64 start;
 	int i, ret;
 
-	if (pin(1))
+	if (tw_pin(1))
 		return -1;
 	start = tw_now() + 3 * MS;
 	for (i = 0; i < KEYS; i++) {
@@ -68,7 +59,7 @@ static int arm_on_cpu1(const struct twl *tw, struct race_key *k,
 				     TWHEEL_ARM_ABS);
 	}
 	ret = twl_arm_batch(tw, a, KEYS, status) == KEYS ? 0 : -1;
-	return pin(0) ? -1 : ret;
+	return tw_pin(0) ? -1 : ret;
 }
 
 /* Modify each key from CPU 0 as its old deadline comes. */

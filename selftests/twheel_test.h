@@ -311,6 +311,16 @@ static inline int tw_timens_fork(const char *clock, long offset_s)
 	close(fd);
 	return fork();
 }
+
+/* Run the calling thread on @cpu only; 0 or -1 (errno set). */
+static inline int tw_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
 #endif /* _GNU_SOURCE */
 
 /* Called first by main(): skip the whole binary without the device. */
