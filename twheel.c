@@ -121,13 +121,14 @@
  * RUN_IDLE_TICKS at most. A backlog left over goes on in two ways: in the
  * CPU's runner, a SCHED_IDLE thread (twheel_runner_fn()), in slices alike
  * with bottom halves off, whenever the CPU has nothing else to run: an
- * otherwise idle CPU drains a burst at full speed, and a task that wakes
- * takes the CPU back after half a tick at most; and in half-tick slices
- * from the hrtimer while a task competes, at least half a tick apart, the
- * next a tick later or as soon as a level-0 slot is due
- * (twheel_run_later()), so that the task loses its CPU for at most about
- * half a tick at a time and keeps about half of it. While the runner
- * drains, the hrtimer only watches, RUN_WATCH_TICKS out.
+ * otherwise idle CPU drains a burst at full speed, and a task that wakes,
+ * or is runnable, takes the CPU back after half a tick at most; and in
+ * half-tick slices from the hrtimer while a task competes, at least half a
+ * tick apart, the next a tick later or as soon as a level-0 slot is due
+ * (twheel_run_later()), so that the task loses its CPU for about a tick at
+ * a time at most (a slice of each, back to back) and keeps about half of
+ * it. While the runner drains, the hrtimer only watches, RUN_WATCH_TICKS
+ * out.
  *
  * Locking
  * -------
@@ -710,10 +711,10 @@ twheel_fire(struct twheel_base *base, struct twheel_timer *timer,
  * Run the batch callback of an expired, detached %TWHEEL_BATCH @timer and
  * of the due timers with the same callback that follow it in its slot, up
  * to TWHEEL_BATCH_MAX, with one hold of the lock for all. Locking as for
- * twheel_fire().
+ * twheel_fire(). Returns how many timers it fired.
  */
-static void twheel_fire_batch(struct twheel_base *base,
-			      struct twheel_timer *timer, u64 now)
+static unsigned int twheel_fire_batch(struct twheel_base *base,
+				      struct twheel_timer *timer, u64 now)
 	__must_hold(&base->lock)
 {
 	struct twheel_running *running = &base->running[RUN_SOFTIRQ];
@@ -746,6 +747,7 @@ static void twheel_fire_batch(struct twheel_base *base,
 	twheel_lock(base);
 	WRITE_ONCE(running->nr_batch, 0);
 	twheel_wake_waiters(base);
+	return n;
 }
 
 /* Hand an expired TWHEEL_SLEEPABLE @timer, detached, to the sleep work. */
@@ -790,7 +792,7 @@ static bool twheel_run(struct twheel_base *base, bool idle)
 	u64 end = now + tick_ns / RUN_SLICE_DIV;
 	u64 idle_end = idle ? now + RUN_IDLE_TICKS * tick_ns : end;
 	bool sleepers = false, done = false;
-	unsigned int n = 0;
+	unsigned int n = 0;	/* timers and cascade steps since the clock */
 
 	lockdep_assert_held(&base->lock);
 
@@ -799,7 +801,8 @@ static bool twheel_run(struct twheel_base *base, bool idle)
 		struct twheel_timer *timer;
 
 		/* Hand-overs and cascades keep the lock: drop it now and then. */
-		if (!(++n % RUN_BATCH)) {
+		if (++n > RUN_BATCH) {
+			n = 1;
 			twheel_relax(base);
 			now = twheel_run_clock(base, RUN_SOFTIRQ);
 			if (now > end && (now > idle_end || twheel_cpu_wanted()))
@@ -828,7 +831,8 @@ static bool twheel_run(struct twheel_base *base, bool idle)
 			twheel_hand_over(base, timer);
 			sleepers = true;
 		} else if (timer->flags & TWHEEL_BATCH) {
-			twheel_fire_batch(base, timer, now);
+			/* The first of them is counted already. */
+			n += twheel_fire_batch(base, timer, now) - 1;
 		} else {
 			twheel_fire(base, timer, RUN_SOFTIRQ, now, true);
 		}
@@ -933,11 +937,12 @@ static int twheel_runner_should_run(unsigned int cpu)
  * again for as long as @backlog stays set (smpboot_thread_fn()), so the
  * scheduler gives it the CPU only when no other task wants it, the way
  * __do_softirq() hands over to ksoftirqd but without taking a task's
- * share: a task that wakes waits for half a tick at most.
+ * share: a task that wakes, or is runnable, waits for half a tick at most.
  */
 static void twheel_runner_fn(unsigned int cpu)
 {
 	struct twheel_base *base = per_cpu(twheel_bases, cpu);
+	bool idle = true;
 
 	local_bh_disable();
 	twheel_lock(base);
@@ -951,14 +956,12 @@ static void twheel_runner_fn(unsigned int cpu)
 	if (twheel_run(base, twheel_cpu_idle(base))) {
 		twheel_run_done(base);
 	} else {
-		bool idle = twheel_cpu_idle(base);
-
+		idle = twheel_cpu_idle(base);
 		/*
-		 * Arm the hrtimer if it fired while we ran; call its slices in
-		 * from the watch if a task wants the CPU.
+		 * Arm the hrtimer if it fired while we ran; if a task wants the
+		 * CPU, leave it half a tick before the hrtimer's next slice.
 		 */
-		if (!hrtimer_is_queued(&base->hrtimer) ||
-		    (base->watch && !idle))
+		if (!hrtimer_is_queued(&base->hrtimer) || !idle)
 			twheel_run_later(base, idle);
 		else
 			base->in_run = false;
@@ -966,8 +969,16 @@ static void twheel_runner_fn(unsigned int cpu)
 out_unlock:
 	twheel_unlock(base);
 	local_bh_enable();
-	/* smpboot_thread_fn() calls again at once: no preemption point there. */
-	cond_resched();
+	/*
+	 * smpboot_thread_fn() calls again at once. A task that wakes preempts
+	 * a SCHED_IDLE thread, but one runnable already would get the CPU only
+	 * at the scheduler's next tick, several of ours at HZ=250: give it the
+	 * CPU now, staying runnable for when the CPU has nothing else to run.
+	 */
+	if (idle)
+		cond_resched();
+	else
+		schedule();
 }
 
 /* Runners run only when the CPU has nothing else to run. */
