@@ -126,6 +126,17 @@ compat-new:
 vm-%:
 	$(VM)/run-vm.sh $(subst -, ,$*)
 
+# The load test on one vCPU under QEMU's -icount shift=0, whose clock
+# counts instructions (1 ns each): the bounds of "Bounded work" in
+# Documentation/twheel.rst, without the host's preemption of the vCPU
+# (scripts/vm/guest/holds.sh; make bench's second boot).
+ICOUNT_QEMU_ARGS = -smp 1 -icount shift=0
+vm-icount-check: export TWHEEL_QEMU_ARGS = $(ICOUNT_QEMU_ARGS)
+vm-icount-check: export TWHEEL_VM_MEM ?= 4096
+vm-icount-check: export override TWHEEL_GUEST_ENV += clocksource=tsc
+vm-icount-check:
+	$(VM)/run-vm.sh stock holds
+
 run:
 	@$(DEPS) run
 	@$(MAKE) --no-print-directory vm-stock-run
@@ -166,7 +177,7 @@ bench: export override TWHEEL_GUEST_ENV += log_buf_len=4M \
 bench:
 	@$(DEPS) bench $(BENCH_KERNEL)
 	$(VM)/run-vm.sh $(BENCH_KERNEL) bench
-	TWHEEL_QEMU_ARGS='-smp 1 -icount shift=0' \
+	TWHEEL_QEMU_ARGS='$(ICOUNT_QEMU_ARGS)' \
 		$(VM)/run-vm.sh $(BENCH_KERNEL) holds
 	$(VM)/extract-files $(OUT)/vm/$(BENCH_KERNEL)-bench.log bench/results
 	$(VM)/extract-files $(OUT)/vm/$(BENCH_KERNEL)-holds.log bench/results
@@ -236,6 +247,7 @@ check:
 	-$(MAKE) vm-rt-check
 	-$(MAKE) vm-stock612-check
 	-$(MAKE) vm-rt612-check
+	-$(MAKE) vm-icount-check
 	-$(VM)/verdict compat-new $(MAKE) compat-new
 	-$(VM)/verdict style $(MAKE) style
 	-$(VM)/verdict sparse $(MAKE) sparse SPARSE_KERNEL=debug
@@ -244,8 +256,9 @@ check:
 	$(VM)/tap-summary $(OUT)/vm/debug-check.log $(OUT)/vm/kcsan-check.log \
 		$(OUT)/vm/stock-check.log \
 		$(OUT)/vm/rt-check.log $(OUT)/vm/stock612-check.log \
-		$(OUT)/vm/rt612-check.log $(OUT)/check/compat-new \
+		$(OUT)/vm/rt612-check.log $(OUT)/vm/stock-holds.log \
+		$(OUT)/check/compat-new \
 		$(OUT)/check/style $(OUT)/check/sparse $(OUT)/check/docs \
 		$(OUT)/check/packaging
 
-.PHONY: all module install install-lib dkms-build dkms-install clean debug-kernel userspace compat-new run stress bench insns hostprof guestprof style sparse docs check
+.PHONY: all module install install-lib dkms-build dkms-install clean debug-kernel userspace compat-new run stress bench insns hostprof guestprof style sparse docs check vm-icount-check

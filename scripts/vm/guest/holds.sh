@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-# mode=holds: make bench's second boot, one vCPU under QEMU's -icount
-# shift=0, whose clock counts instructions (1 ns each): the wheel's lock
-# holds of twheel_load_test's burst of 1M /dev/twheel timers, in the work
-# they do, without the host's preemption of the vCPU. Three rounds.
+# mode=holds: one vCPU under QEMU's -icount shift=0, whose clock counts
+# instructions (1 ns each): twheel_load_test's burst of 1M /dev/twheel
+# timers next to a pinned task, its wheel's lock holds and the task's gaps
+# as long as the work done in them, without the host's preemption of the
+# vCPU. Three rounds. make bench's second boot, and make vm-icount-check.
 . /tests/lib.sh
 
 holds() {
