@@ -42,6 +42,9 @@ DAT_FACS = ('twheel', 'timer_list', 'hrtimer', 'twheel-abs')
 COLS = ('twheel', 'twheel-abs', 'timer_list', 'hrtimer', 'timerfd',
         'POSIX timer', 'io_uring')
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The rows of make bench's second boot.
+ICOUNT = ('in instructions (one vCPU, QEMU -icount: 1 ns each, '
+          'no host preemption)')
 
 
 def median(vals):
@@ -471,11 +474,6 @@ def add_load(t, res):
                          (r.get('what') == 'icount') == icount),
                         key=lambda r: (r['case'], r['n'])):
             add_gap(t, r, f', {ICOUNT}' if icount else '')
-
-
-# The rows of make bench's second boot.
-ICOUNT = ('in instructions (one vCPU, QEMU -icount: 1 ns each, '
-          'no host preemption)')
 
 
 def add_gap(t, r, how):

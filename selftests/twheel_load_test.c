@@ -255,6 +255,12 @@ static __u64 read_all(const struct twl *tws, int nfds, unsigned long n)
 	return got == n ? tw_now() : 0;
 }
 
+/* A guest of one vCPU: make bench's second boot, make vm-icount-check. */
+static bool one_cpu(void)
+{
+	return sysconf(_SC_NPROCESSORS_ONLN) == 1;
+}
+
 /*
  * Wait until every one of the @n timers on each of @tws has fired, reading
  * nothing; -1 if they have not in two minutes.
@@ -313,7 +319,6 @@ FIXTURE_TEARDOWN(load)
  */
 static void client(struct gap *g, unsigned long n, int nfds, __u64 spread)
 {
-	bool one_cpu = sysconf(_SC_NPROCESSORS_ONLN) == 1;
 	struct twl tws[MAX_FILES];
 	__u64 deadline;
 	int i, ret;
@@ -342,12 +347,12 @@ static void client(struct gap *g, unsigned long n, int nfds, __u64 spread)
 	for (i = 0; i < nfds; i++)
 		if (arm_burst(&tws[i], 0, n / nfds, deadline, spread))
 			goto out_err;
-	if (tw_pin(!one_cpu))
+	if (tw_pin(!one_cpu()))
 		goto out_err;
 	while (tw_now() < deadline - 100 * MS)
 		tw_sleep_ms(10);
 	SET(g->phase, MEASURE);
-	if (one_cpu) {
+	if (one_cpu()) {
 		if (wait_fired(tws, nfds, n / nfds)) {
 			errno = ETIMEDOUT;
 			goto out_err;
@@ -361,10 +366,10 @@ out_err:
 	_exit(1);
 }
 
-/* The "what" of a record: "icount" on make bench's guest of one vCPU. */
+/* The "what" of a record: "icount" on the guest of one vCPU. */
 static const char *rec_what(void)
 {
-	return sysconf(_SC_NPROCESSORS_ONLN) == 1 ? "\"what\": \"icount\", " : "";
+	return one_cpu() ? "\"what\": \"icount\", " : "";
 }
 
 TEST_F_TIMEOUT(load, pinned_task, 900)
