@@ -257,8 +257,9 @@ struct twheel_running {
  * @lock:		protects the base and the timers on it
  * @cpu:		the CPU this base belongs to
  * @next_expiry:	time the hrtimer is programmed for, U64_MAX for none,
- *			0 while work is due (a run deferred to the next tick,
- *			a CPU going down); never later than the wheel's next
+ *			0 while work is due (a timer due at 0 or in a slot
+ *			being drained, a run deferred to the next tick, a
+ *			CPU going down); never later than the wheel's next
  *			event, so that twheel_forward() and wheel_add() may
  *			trust it
  * @online:		@cpu runs this base: false from the moment the CPU
@@ -398,9 +399,12 @@ static void twheel_kick_fn(void *info)
 	raw_spin_lock(&base->lock);
 	/* Pairs with the READ_ONCE() of twheel_base_stop(). */
 	WRITE_ONCE(base->kick_queued, false);
-	/* Not while work is due (0): the hrtimer is armed for it already. */
-	if (base->next_expiry && base->next_expiry != U64_MAX &&
-	    !base->in_run && base->online)
+	/*
+	 * An enqueue lowered @next_expiry, to 0 too: a deadline of 0, a slot
+	 * being drained. (A run deferred meanwhile, which also leaves 0, has
+	 * its hrtimer armed: it comes a slice early.)
+	 */
+	if (base->next_expiry != U64_MAX && !base->in_run && base->online)
 		hrtimer_start(&base->hrtimer, base->next_expiry,
 			      HRTIMER_MODE_ABS_PINNED_SOFT);
 	raw_spin_unlock(&base->lock);

@@ -1600,6 +1600,23 @@ static void twheel_test_add_on_cpu(struct kunit *test)
 	}
 }
 
+/*
+ * A deadline of 0, long past, fires at once on every CPU's idle wheel,
+ * armed from another CPU too: the kick's IPI programs the hrtimer for it.
+ */
+static void twheel_test_add_on_deadline_zero(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, nr_cpu_ids, tw_probe_fn, 0);
+	unsigned int cpu;
+
+	for_each_online_cpu(cpu)
+		KUNIT_ASSERT_EQ(test, tw_arm_on(&p[cpu], 0, cpu), 0);
+	for_each_online_cpu(cpu) {
+		KUNIT_ASSERT_TRUE(test, tw_wait(&p[cpu].done, TW_TIMEOUT_MS));
+		KUNIT_EXPECT_EQ(test, p[cpu].cpu, cpu);
+	}
+}
+
 static void twheel_test_rearm_from_other_cpu(struct kunit *test)
 {
 	struct tw_probe *p = tw_probes(test, 1, tw_probe_fn, TWHEEL_PINNED);
@@ -2331,6 +2348,7 @@ static struct kunit_case twheel_test_cases[] = {
 	KUNIT_CASE(twheel_test_remaining),
 	KUNIT_CASE(twheel_test_idle_wheel_hrtimer),
 	KUNIT_CASE(twheel_test_add_on_cpu),
+	KUNIT_CASE(twheel_test_add_on_deadline_zero),
 	KUNIT_CASE(twheel_test_rearm_from_other_cpu),
 	KUNIT_CASE_SLOW(twheel_test_cpu_hotplug),
 	KUNIT_CASE_SLOW(twheel_test_cpu_offline_hrtimer),
