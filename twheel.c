@@ -521,6 +521,7 @@ twheel_detach_if_pending(struct twheel_base *base, struct twheel_timer *timer)
 	trace_twheel_cancel(timer);
 	base->stats.cancelled++;
 	if (emptied && !base->in_run && !twheel_base_pending(base)) {
+		wheel_emptied(&base->wheel);
 		base->next_expiry = U64_MAX;
 		twheel_program(base);
 	}

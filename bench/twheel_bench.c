@@ -88,6 +88,7 @@
 /* They only let timers fire: wheel.c's cancel and count go unused here. */
 static bool wheel_del(struct wheel *w, struct twheel_timer *timer) __maybe_unused;
 static u64 wheel_count(const struct wheel *w) __maybe_unused;
+static void wheel_emptied(struct wheel *w) __maybe_unused;
 
 /* Operations between two clock reads and cond_resched() calls. */
 #define CHUNK		1024

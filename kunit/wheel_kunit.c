@@ -289,6 +289,9 @@ static void wt_cancel(struct wt *wt, struct wt_timer *tm)
 	}
 	wheel_del(wt->w, &tm->t);
 	wt_forget(wt, tm);
+	/* As the driver does when its wheel empties. */
+	if (!wt->npending)
+		wheel_emptied(wt->w);
 }
 
 /* When slot @idx is due, as wheel_add() says it without a bound. */
@@ -1441,6 +1444,45 @@ static void wheel_test_forward(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wt->fired, 100);
 }
 
+/*
+ * The last timer cancelled mid-drain, or before its slot's drain tick:
+ * wheel_emptied() (from wt_cancel()) lets @clk go to the next timer's
+ * time, which then files on the level its delay needs.
+ */
+static void wheel_test_emptied(struct kunit *test)
+{
+	static const u64 tick_ns = NSEC_PER_MSEC;
+	struct wt *wt = wt_spread(test, 100, 1);
+	unsigned int i;
+
+	wt_again(wt, 10);
+	KUNIT_EXPECT_NE(test, wt->w->draining, 0);
+	for (i = 0; i < 100; i++)
+		if (wt->timers[i].armed)
+			wt_cancel(wt, &wt->timers[i]);
+	KUNIT_EXPECT_EQ(test, wt->w->draining, 0);
+	wt->now += 10000 * tick_ns;
+	wheel_forward(wt->w, wt->now);
+	KUNIT_EXPECT_EQ(test, wt->w->clk, div64_u64(wt->now, tick_ns));
+	wt_arm_check(wt, &wt->timers[100], wt->now + 10 * tick_ns);
+	KUNIT_EXPECT_EQ(test, wt->timers[100].level, 0);
+	wt_run_events(wt, KTIME_MAX);
+	KUNIT_EXPECT_EQ(test, wt->timers[100].fired_at,
+			wt->timers[100].t.expires);
+
+	/* Its slot's drain tick, 77 * 64, held @clk (wheel_test_forward()). */
+	wt = wt_new(test, tick_ns, 0, 2);
+	wt_arm(wt, &wt->timers[0], 5000 * tick_ns);
+	wt_cancel(wt, &wt->timers[0]);
+	wt->now = 6000 * tick_ns;
+	wheel_forward(wt->w, wt->now);
+	KUNIT_EXPECT_EQ(test, wt->w->clk, 6000);
+	wt_arm_check(wt, &wt->timers[1], wt->now + 10 * tick_ns);
+	KUNIT_EXPECT_EQ(test, wt->timers[1].level, 0);
+	wt_run_events(wt, KTIME_MAX);
+	KUNIT_EXPECT_EQ(test, wt->timers[1].fired_at, wt->timers[1].t.expires);
+}
+
 /* wheel_slack_grid(): the largest power of two ticks within the slack. */
 static void wheel_test_slack_grid(struct kunit *test)
 {
@@ -1930,6 +1972,7 @@ static struct kunit_case wheel_test_cases[] = {
 	KUNIT_CASE(wheel_test_past),
 	KUNIT_CASE(wheel_test_past_clock_ahead),
 	KUNIT_CASE(wheel_test_forward),
+	KUNIT_CASE(wheel_test_emptied),
 	KUNIT_CASE(wheel_test_slack_grid),
 	KUNIT_CASE(wheel_test_slack_window),
 	KUNIT_CASE(wheel_test_slack_coalesce),
