@@ -795,7 +795,7 @@ static bool twheel_run(struct twheel_base *base, bool idle)
 {
 	u64 now = twheel_run_clock(base, RUN_SOFTIRQ);
 	u64 end = now + tick_ns / RUN_SLICE_DIV;
-	u64 idle_end = idle ? now + RUN_IDLE_TICKS * tick_ns : end;
+	u64 idle_end = idle ? now + RUN_IDLE_TICKS * (u64)tick_ns : end;
 	bool sleepers = false, done = false;
 	unsigned int n = 0;	/* timers and cascade steps since the clock */
 
@@ -880,7 +880,7 @@ static void twheel_run_later(struct twheel_base *base, bool idle)
 	lockdep_assert_held(&base->lock);
 
 	if (idle)
-		at = now + RUN_WATCH_TICKS * tick_ns;
+		at = now + RUN_WATCH_TICKS * (u64)tick_ns;
 	else
 		at = clamp(wheel_next_fire(&base->wheel),
 			   now + tick_ns / RUN_SLICE_DIV, now + tick_ns);
@@ -2055,7 +2055,11 @@ static int twheel_cpu_prepare(unsigned int cpu)
 	return 0;
 }
 
-/* On @cpu, once it runs: take timers, and program the hrtimer here. */
+/*
+ * On @cpu, once it runs: take timers, and program the hrtimer here. Also
+ * when a CPU's going down failed after twheel_cpu_offline(): the base has
+ * its timers, and maybe expired sleepable ones that the sleep work left.
+ */
 static int twheel_cpu_online(unsigned int cpu)
 {
 	struct twheel_base *base = per_cpu(twheel_bases, cpu);
@@ -2064,6 +2068,8 @@ static int twheel_cpu_online(unsigned int cpu)
 	WRITE_ONCE(base->online, true);
 	base->next_expiry = wheel_next_event(&base->wheel);
 	twheel_program(base);
+	if (base->sleeping)
+		queue_work_on(cpu, twheel_wq, &base->sleep_work);
 	twheel_unlock(base);
 	return 0;
 }
