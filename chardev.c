@@ -2809,6 +2809,13 @@ static long twd_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	if (ret)
 		return ret;
 
+	/*
+	 * An argument the result cannot be copied back to fails now, before
+	 * the op changes anything (a ring set up, an event size) that the
+	 * caller would not hear of: write back what was read.
+	 */
+	if (op->copy_out && copy_to_user(uarg, &u, min_t(u32, usize, op->size)))
+		return -EFAULT;
 	ret = op->fn(ctx, &u);
 	if (ret >= 0 && op->copy_out &&
 	    copy_to_user(uarg, &u, min_t(u32, usize, op->size)))

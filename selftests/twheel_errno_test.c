@@ -72,6 +72,36 @@ TEST_F(err, efault)
 	EXPECT_EQ(EFAULT, errno);
 }
 
+/*
+ * An argument the result cannot be written back to: -EFAULT, and the call
+ * changed nothing (no ring set up, the event size kept; the teardown's
+ * read() would fail with a ring).
+ */
+TEST_F(err, efault_copy_out)
+{
+	struct twheel_ring_setup *rs;
+	struct twheel_version *v;
+	void *page;
+
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, page);
+	rs = page;
+	rs->size = sizeof(*rs);
+	rs->entries = 64;
+	v = page + 2048;
+	v->size = sizeof(*v);
+	v->api = TWHEEL_API;
+	v->want_event_size = TWHEEL_EVENT_SIZE_MAX;
+	ASSERT_EQ(0, mprotect(page, 4096, PROT_READ));
+	EXPECT_EQ(-EFAULT, tw_ioctl(self->tw.fd, TWHEEL_IOC_RING_SETUP, rs));
+	EXPECT_EQ(-EFAULT, tw_ioctl(self->tw.fd, TWHEEL_IOC_VERSION, v));
+	munmap(page, 4096);
+	EXPECT_EQ(0, tw_fdinfo(self->tw.fd, "ring_entries"));
+	EXPECT_EQ(sizeof(struct twheel_event),
+		  tw_fdinfo(self->tw.fd, "event_size"));
+}
+
 TEST_F(err, einval_flags_and_reserved)
 {
 	struct twheel_arm a = twl_arm_entry(1, 0, 10 * MS, 0, 0, 0);
