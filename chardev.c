@@ -321,8 +321,7 @@ static DECLARE_WAIT_QUEUE_HEAD(twd_clock_wait);
  * @mask:	@entries - 1
  * @entries:	slots, a power of two
  * @flags:	TWHEEL_RING_OVERFLOW
- * @pad_flags:	keeps @overflow aligned
- * @overflow:	events that found the ring full
+ * @overflow:	events that went to the backlog
  * @pad_tail:	up to the events, at TWD_RING_EVENTS
  *
  * The layout is told to the process by struct twheel_ring_offsets and may
@@ -335,9 +334,8 @@ struct twd_ring_hdr {
 	u32	mask;
 	u32	entries;
 	u32	flags;
-	u32	pad_flags;
 	u64	overflow;
-	u8	pad_tail[96];
+	u8	pad_tail[104];
 };
 
 #define TWD_RING_EVENTS		sizeof(struct twd_ring_hdr)
@@ -351,7 +349,7 @@ struct twd_ring_hdr {
  * @mask:	slots - 1
  * @esize:	size of a record
  * @tns:	time namespace offsets of the process that set the ring up
- * @overflow:	events that found the ring full
+ * @overflow:	events that went to the backlog
  * @flagged:	TWHEEL_RING_OVERFLOW is set in @hdr
  *
  * Set up once under ctx->mutex and the event lock, published with

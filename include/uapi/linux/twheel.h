@@ -117,8 +117,11 @@
 /* The largest event record read() can be asked for. */
 #define TWHEEL_EVENT_SIZE_MAX		4096
 
-/* A count of 0 (arm, modify) asks for a periodic timer that never stops. */
-#define TWHEEL_COUNT_FOREVER	0xffffffffU	/* as reported by QUERY */
+/*
+ * A count of 0 (arm, modify) asks for a periodic timer that never stops;
+ * so does TWHEEL_COUNT_FOREVER, which QUERY reports for one.
+ */
+#define TWHEEL_COUNT_FOREVER	0xffffffffU
 
 /**
  * struct twheel_version - TWHEEL_IOC_VERSION: the handshake
@@ -183,8 +186,8 @@ struct twheel_version {
  * @expiry_ns: the first deadline; a deadline in the past fires at once
  * @period_ns: 0 for a one-shot timer, else the time between deadlines,
  *	at least one tick (twheel_version.min_period_ns)
- * @count: number of fires of a periodic timer, 0 for no limit; must be 0
- *	for a one-shot timer
+ * @count: number of fires of a periodic timer, 0 (or TWHEEL_COUNT_FOREVER)
+ *	for no limit; must be 0 for a one-shot timer
  * @__reserved: must be 0
  * @slack_ns: how late after each deadline the timer may fire, besides the
  *	usual tick and softirq latency (TWHEEL_FEATURE_SLACK; 0, no slack, for
@@ -437,7 +440,7 @@ struct twheel_event {
  * - @mask (__u32): @entries - 1; an event's slot is index & @mask
  * - @entries (__u32): the number of slots, a power of two
  * - @flags (__u32): TWHEEL_RING_OVERFLOW, written by the kernel
- * - @overflow (__u64): events that found the ring full, written by the
+ * - @overflow (__u64): events that went to the backlog, written by the
  *   kernel; they were not lost (see below)
  * - @events: @entries records of twheel_ring_setup.event_size bytes (the
  *   file's event size, see TWHEEL_IOC_VERSION), each a struct twheel_event
@@ -451,9 +454,10 @@ struct twheel_event {
  * the kernel loads it with smp_load_acquire() before it reuses a slot.
  * Indexes are free-running __u32s: the ring holds tail - head events.
  *
- * A full ring loses nothing. An event that finds no free slot waits on
- * the file's backlog, as read()'s events do (one per timer: later fires of
- * a timer whose event waits fold into its @overruns), @overflow counts it,
+ * A full ring loses nothing. An event that finds no free slot, or the
+ * backlog not empty, waits on the file's backlog, as read()'s events do
+ * (one per timer: later fires of a timer whose event waits fold into its
+ * @overruns), @overflow counts it,
  * and TWHEEL_RING_OVERFLOW is set in @flags until the backlog is empty.
  * The backlog moves into the ring, in firing order and ahead of new
  * events, as slots free: on the next fire, poll(), TWHEEL_IOC_RING_FLUSH or
@@ -498,7 +502,7 @@ struct twheel_event {
  * @mask: offset of the __u32 index mask
  * @entries: offset of the __u32 number of slots
  * @flags: offset of the __u32 flags (TWHEEL_RING_OVERFLOW)
- * @overflow: offset of the __u64 count of events that found the ring full
+ * @overflow: offset of the __u64 count of events that went to the backlog
  * @events: offset of the first record, 8-byte aligned
  * @__reserved: 0
  */
