@@ -30,7 +30,8 @@
  * next span is held. A slot whose timers must move one by one is cascaded
  * then, a whole slot width ahead, so that even a huge slot has that long
  * to finish (4.1 s at level 2) while earlier timers keep firing; a slot
- * that moves in one splice waits until its first timer may be due. Every
+ * that moves in one splice waits until its first timer may be due, or
+ * until the drain tick of the slot it lands in, if that drains. Every
  * timer so reaches level 0 in time to fire at its exact tick, and is
  * cascaded at most once per level it starts above 0.
  *

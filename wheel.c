@@ -38,8 +38,9 @@
  * comes soonest). When every timer of a slot falls into one lower slot (a
  * burst with one deadline, or a sparse slot: @first, @last and the slack
  * grids tell), the whole list is spliced there in O(1), which can wait
- * until the first of them may be due (wheel_slot_event()): the wheel does
- * not wake up early for it.
+ * until the first of them may be due, or, if they must drain one by one
+ * from where they go, until that slot's drain tick (wheel_slot_event()):
+ * the wheel does not wake up earlier for it.
  *
  * @clk never passes the drain tick of an occupied slot that has not started
  * draining (wheel_forward() stops before it, and slots with the same drain
@@ -395,23 +396,34 @@ static unsigned int wheel_drain_target(const struct wheel *w, unsigned int idx,
  * When occupied slot @idx, above level 0, must drain: at its drain tick
  * if its timers move one by one, which takes time; if they splice, which
  * takes none, when the first of them may be due: at the latest deadline
- * if they all share one tick, as a level-0 slot would be, else at the
- * earliest. Slots that splice so drain along with the fires around them
- * instead of waking the wheel a slot width early. Callers only want to
- * know whether that comes before @before: if the drain tick does not, the
- * result is the drain tick, at or after @before, worked out no further.
+ * if they all share one tick, as a level-0 slot would be, at the earliest
+ * if they go to level 0; else, as they move one by one from the slot they
+ * go to, by that slot's drain tick. Slots that splice so drain along with
+ * the fires around them instead of waking the wheel a slot width early.
+ * Callers only want to know whether that comes before @before: if the
+ * drain tick does not, the result is the drain tick, at or after @before,
+ * worked out no further.
  */
 static u64 wheel_slot_event(const struct wheel *w, unsigned int idx,
 			    u64 before)
 {
 	const struct wheel_slot *slot = &w->slots[idx];
-	u64 at = wheel_slot_drain_tick(w, idx) * w->tick_ns;
+	u64 at = wheel_slot_drain_tick(w, idx) * w->tick_ns, lo, hi;
+	unsigned int to, lvl;
 	bool one_tick;
 
-	if (at >= before ||
-	    wheel_drain_target(w, idx, &one_tick) == WHEEL_NONE)
+	if (at >= before)
 		return at;
-	return max(at, one_tick ? slot->last : slot->first);
+	to = wheel_drain_target(w, idx, &one_tick);
+	if (to == WHEEL_NONE)
+		return at;
+	if (one_tick)
+		return max(at, slot->last);
+	lvl = wheel_lvl(to);
+	if (!lvl)
+		return max(at, slot->first);
+	wheel_slot_ticks(w, slot, &lo, &hi);
+	return max(at, wheel_drain_tick(lo >> LVL_SHIFT(lvl), lvl) * w->tick_ns);
 }
 
 /*

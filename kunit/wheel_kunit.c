@@ -1483,6 +1483,33 @@ static void wheel_test_emptied(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wt->timers[1].fired_at, wt->timers[1].t.expires);
 }
 
+/*
+ * A slot that splices into one above level 0, its timers on several ticks,
+ * does so by the drain tick of the slot it goes to, from which they move
+ * one by one: a granule ahead of them, as every drain starts, not at the
+ * first of them (levels 2 and 1 here: ticks 8192-8255 share level-1
+ * granule 128, which drains from tick 127 * 64).
+ */
+static void wheel_test_splice_drain_lead(struct kunit *test)
+{
+	static const u64 tick_ns = NSEC_PER_MSEC;
+	struct wt *wt = wt_new(test, tick_ns, 0, LVL_SIZE);
+	unsigned int i;
+
+	for (i = 0; i < LVL_SIZE; i++)
+		wt_arm(wt, &wt->timers[i], (8192 + i) * tick_ns);
+	KUNIT_EXPECT_EQ(test, wt->timers[0].level, 2);
+	KUNIT_EXPECT_EQ(test, wheel_next_event(wt->w), 127 * LVL_SIZE * tick_ns);
+	wt_run(wt, 127 * LVL_SIZE * tick_ns, UINT_MAX);
+	KUNIT_EXPECT_EQ(test, wt->w->level_count[0], LVL_SIZE);
+	wt_check_wheel(wt);
+	wt_run_events(wt, KTIME_MAX);
+	KUNIT_EXPECT_EQ(test, wt->fired, LVL_SIZE);
+	for (i = 0; i < LVL_SIZE; i++)
+		KUNIT_EXPECT_EQ(test, wt->timers[i].fired_at,
+				wt->timers[i].t.expires);
+}
+
 /* wheel_slack_grid(): the largest power of two ticks within the slack. */
 static void wheel_test_slack_grid(struct kunit *test)
 {
@@ -1973,6 +2000,7 @@ static struct kunit_case wheel_test_cases[] = {
 	KUNIT_CASE(wheel_test_past_clock_ahead),
 	KUNIT_CASE(wheel_test_forward),
 	KUNIT_CASE(wheel_test_emptied),
+	KUNIT_CASE(wheel_test_splice_drain_lead),
 	KUNIT_CASE(wheel_test_slack_grid),
 	KUNIT_CASE(wheel_test_slack_window),
 	KUNIT_CASE(wheel_test_slack_coalesce),
