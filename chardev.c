@@ -274,7 +274,7 @@ MODULE_PARM_DESC(max_user_timers, "Maximum timers per user over all files (defau
 			 TWHEEL_FEATURE_MODIFY | TWHEEL_FEATURE_EVENT_SIZE |	\
 			 TWHEEL_FEATURE_TIMENS | TWHEEL_FEATURE_BATCH_PROGRESS |\
 			 TWHEEL_FEATURE_RING | TWHEEL_FEATURE_CLOCKS |\
-			 TWHEEL_FEATURE_SLACK)
+			 TWHEEL_FEATURE_SLACK | TWHEEL_FEATURE_RING_ATTACH)
 
 /**
  * struct twd_user - the timers of one user, over all their files
@@ -2657,14 +2657,46 @@ out_free_ring:
 	return NULL;
 }
 
+/* Fill in what the process needs to map and reap @ring. */
+static void twd_ring_describe(const struct twd_ring *ring,
+			      struct twheel_ring_setup *rs)
+{
+	rs->entries = ring->mask + 1;
+	rs->event_size = ring->esize;
+	rs->mmap_size = (u64)ring->npages << PAGE_SHIFT;
+	memset(&rs->off, 0, sizeof(rs->off));
+	rs->off.head = offsetof(struct twd_ring_hdr, head);
+	rs->off.tail = offsetof(struct twd_ring_hdr, tail);
+	rs->off.mask = offsetof(struct twd_ring_hdr, mask);
+	rs->off.entries = offsetof(struct twd_ring_hdr, entries);
+	rs->off.flags = offsetof(struct twd_ring_hdr, flags);
+	rs->off.overflow = offsetof(struct twd_ring_hdr, overflow);
+	rs->off.events = TWD_RING_EVENTS;
+}
+
+/* TWHEEL_RING_ATTACH: describe the ring the file has. */
+static long twd_ring_attach(struct twd_ctx *ctx, struct twheel_ring_setup *rs)
+{
+	/* Pairs with the smp_store_release() of setup; freed at release. */
+	const struct twd_ring *ring = smp_load_acquire(&ctx->ring);
+
+	if (rs->entries || !ring)
+		return -EINVAL;
+	twd_ring_describe(ring, rs);
+	return 0;
+}
+
 static long twd_ioc_ring_setup(struct twd_ctx *ctx, union twd_ucmd *u)
 {
 	struct twheel_ring_setup *rs = &u->ring_setup;
 	struct twd_ring *ring;
 	u32 esize;
 
-	if (rs->flags || !is_power_of_2(rs->entries) ||
-	    rs->entries > TWHEEL_RING_ENTRIES_MAX)
+	if (rs->flags & ~TWHEEL_RING_ATTACH)
+		return -EINVAL;
+	if (rs->flags & TWHEEL_RING_ATTACH)
+		return twd_ring_attach(ctx, rs);
+	if (!is_power_of_2(rs->entries) || rs->entries > TWHEEL_RING_ENTRIES_MAX)
 		return -EINVAL;
 
 	mutex_lock(&ctx->mutex);
@@ -2691,17 +2723,7 @@ static long twd_ioc_ring_setup(struct twd_ctx *ctx, union twd_ucmd *u)
 	twd_ring_fill_all(ctx);
 	mutex_unlock(&ctx->mutex);
 	wake_up_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
-
-	rs->event_size = esize;
-	rs->mmap_size = (u64)ring->npages << PAGE_SHIFT;
-	memset(&rs->off, 0, sizeof(rs->off));
-	rs->off.head = offsetof(struct twd_ring_hdr, head);
-	rs->off.tail = offsetof(struct twd_ring_hdr, tail);
-	rs->off.mask = offsetof(struct twd_ring_hdr, mask);
-	rs->off.entries = offsetof(struct twd_ring_hdr, entries);
-	rs->off.flags = offsetof(struct twd_ring_hdr, flags);
-	rs->off.overflow = offsetof(struct twd_ring_hdr, overflow);
-	rs->off.events = TWD_RING_EVENTS;
+	twd_ring_describe(ring, rs);
 	return 0;
 }
 

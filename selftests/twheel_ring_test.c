@@ -46,24 +46,6 @@ static int reap_n(struct twl *tw, struct twheel_event *ev, int n, int ms)
 	return got;
 }
 
-/* Map @tw's ring again, at a new address, after it was unmapped. */
-static int remap(struct twl *tw, void *old)
-{
-	char *map = mmap(NULL, tw->map_size, PROT_READ | PROT_WRITE,
-			 MAP_SHARED, tw->fd, 0);
-	long shift = map - (char *)old;
-
-	if (map == MAP_FAILED)
-		return -errno;
-	tw->map = map;
-	tw->head = (__u32 *)((char *)tw->head + shift);
-	tw->tail = (const __u32 *)((const char *)tw->tail + shift);
-	tw->flags = (const __u32 *)((const char *)tw->flags + shift);
-	tw->overflow = (const __u64 *)((const char *)tw->overflow + shift);
-	tw->events += shift;
-	return 0;
-}
-
 /* Each key of 0..n-1 exactly once in @ev? */
 static int keys_once(const struct twheel_event *ev, int n)
 {
@@ -106,7 +88,7 @@ TEST_F(ring, setup_sizes)
 					    &rs));
 	}
 	rs.entries = 8;
-	rs.flags = 1;
+	rs.flags = 0x80000000;
 	EXPECT_EQ(-EINVAL, tw_ioctl(self->tw.fd, TWHEEL_IOC_RING_SETUP, &rs));
 	/* No ring yet: nothing to map or flush. */
 	EXPECT_TRUE(mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->tw.fd, 0) ==
@@ -373,12 +355,68 @@ TEST_F(ring, fork_dup)
 	twl_close(&dup_tw);
 }
 
+/*
+ * TWHEEL_RING_ATTACH tells the layout of the file's ring to another
+ * mapping: in a process that had neither the ring nor its mapping at
+ * fork(), and a second one in this process through a dup().
+ */
+TEST_F(ring, attach)
+{
+	struct twheel_ring_setup rs = {
+		.size = sizeof(rs), .flags = TWHEEL_RING_ATTACH,
+	};
+	struct twheel_event ev[20];
+	int go[2], status, i;
+	struct twl b;
+	pid_t pid;
+
+	EXPECT_EQ(-EINVAL, tw_ioctl(self->tw.fd, TWHEEL_IOC_RING_SETUP, &rs));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct twl c;
+		char x;
+
+		_exit(!(read(go[0], &x, 1) == 1 &&
+			!twl_from_fd(&c, self->tw.fd) && !twl_ring_attach(&c) &&
+			reap_n(&c, ev, 20, 5000) == 20 && keys_once(ev, 20)));
+	}
+	ASSERT_EQ(0, twl_ring_setup(&self->tw, 32));
+	rs.entries = 32;
+	EXPECT_EQ(-EINVAL, tw_ioctl(self->tw.fd, TWHEEL_IOC_RING_SETUP, &rs));
+	rs.entries = 0;
+	ASSERT_EQ(0, tw_ioctl(self->tw.fd, TWHEEL_IOC_RING_SETUP, &rs));
+	EXPECT_EQ(32, rs.entries);
+	EXPECT_EQ(self->tw.esize, rs.event_size);
+	EXPECT_EQ(self->tw.map_size, rs.mmap_size);
+	for (i = 0; i < 20; i++)
+		ASSERT_EQ(0, twl_arm(&self->tw, i, 0, 1 * MS, 0, 0, 0));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+	/* The child reaped them: the head moved for every mapping. */
+	EXPECT_EQ(0, twl_ring_count(&self->tw));
+
+	ASSERT_EQ(0, twl_from_fd(&b, dup(self->tw.fd)));
+	ASSERT_EQ(0, twl_ring_attach(&b));
+	EXPECT_TRUE(self->tw.map != b.map);
+	EXPECT_EQ(self->tw.mask, b.mask);
+	for (i = 0; i < 20; i++)
+		ASSERT_EQ(0, twl_arm(&self->tw, i, 0, 1 * MS, 0, 0, 0));
+	EXPECT_EQ(20, reap_n(&b, ev, 20, 5000));
+	EXPECT_TRUE(keys_once(ev, 20));
+	EXPECT_EQ(0, twl_ring_count(&self->tw));
+	twl_close(&b);
+	close(go[0]);
+	close(go[1]);
+}
+
 TEST_F(ring, munmap_while_firing)
 {
 	enum { N = 1000 };
 	struct twheel_arm *arms = calloc(N, sizeof(*arms));
 	struct twheel_event *ev = calloc(N, sizeof(*ev));
-	void *old;
 	int i, got;
 
 	ASSERT_TRUE(!!arms);
@@ -388,12 +426,11 @@ TEST_F(ring, munmap_while_firing)
 		arms[i] = twl_arm_entry(i, 0, (i % 50) * MS, 0, 0, 0);
 	EXPECT_EQ(N, twl_arm_batch(&self->tw, arms, N, NULL));
 	/* Away while they fire; the kernel writes on. */
-	old = self->tw.map;
 	ASSERT_EQ(0, munmap(self->tw.map, self->tw.map_size));
 	self->tw.map = NULL;
 	tw_sleep_ms(200);
 	/* Map it again: all there. */
-	ASSERT_EQ(0, remap(&self->tw, old));
+	ASSERT_EQ(0, twl_ring_attach(&self->tw));
 	got = reap_n(&self->tw, ev, N, 2000);
 	EXPECT_EQ(N, got);
 	EXPECT_TRUE(keys_once(ev, N));

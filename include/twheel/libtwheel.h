@@ -27,7 +27,8 @@
  *
  * One thread at a time may call twl_ring_reap() on a ring; any number may
  * call twl_ring_reap_shared() on the same ring (not mixed with the
- * former), in this process or others that map the ring.
+ * former), in this process or others that map the ring (through fork(),
+ * or twl_from_fd() and twl_ring_attach() of a descriptor they were sent).
  */
 #ifndef _LIBTWHEEL_H
 #define _LIBTWHEEL_H
@@ -114,6 +115,30 @@ static inline int twl_open(struct twl *tw, int oflags)
 		tw->fd = -1;
 	}
 	return ret;
+}
+
+/**
+ * twl_from_fd - take a /dev/twheel file opened elsewhere
+ * @tw:		filled in
+ * @fd:		the file: dup()ed, or received from another process
+ *		(SCM_RIGHTS); @tw owns it once this succeeds
+ *
+ * Asks the version without changing the file's event size, which its
+ * holders share (twl_read() wants this header's: tw->version.event_size
+ * says); twl_ring_attach() maps a ring the file has. Returns 0 or -errno.
+ */
+static inline int twl_from_fd(struct twl *tw, int fd)
+{
+	int ret;
+
+	memset(tw, 0, sizeof(*tw));
+	tw->fd = fd;
+	tw->version.size = sizeof(tw->version);
+	tw->version.api = TWHEEL_API;
+	ret = twl_ioctl(tw, TWHEEL_IOC_VERSION, &tw->version);
+	if (ret)
+		tw->fd = -1;
+	return ret == -EINVAL ? -EPROTO : ret;
 }
 
 static inline int twl_has(const struct twl *tw, __u64 feature)
@@ -285,15 +310,8 @@ static inline long twl_read(const struct twl *tw, struct twheel_event *ev,
 	return ret < 0 ? -errno : (long)(ret / sizeof(*ev));
 }
 
-/**
- * twl_ring_setup - create and map the event ring
- * @tw:		the file, without a ring
- * @entries:	slots, a power of two
- *
- * From now on events arrive in the ring; read() fails with -EBUSY.
- * Returns 0 or -errno.
- */
-static inline int twl_ring_setup(struct twl *tw, __u32 entries)
+/* TWHEEL_IOC_RING_SETUP with @flags, then map the ring it describes. */
+static inline int twl_ring_map(struct twl *tw, __u32 entries, __u32 flags)
 {
 	struct twheel_ring_setup rs;
 	void *map;
@@ -301,6 +319,7 @@ static inline int twl_ring_setup(struct twl *tw, __u32 entries)
 
 	memset(&rs, 0, sizeof(rs));
 	rs.size = sizeof(rs);
+	rs.flags = flags;
 	rs.entries = entries;
 	ret = twl_ioctl(tw, TWHEEL_IOC_RING_SETUP, &rs);
 	if (ret)
@@ -316,9 +335,37 @@ static inline int twl_ring_setup(struct twl *tw, __u32 entries)
 	tw->flags = (const __u32 *)((char *)map + rs.off.flags);
 	tw->overflow = (const __u64 *)((char *)map + rs.off.overflow);
 	tw->events = (const char *)map + rs.off.events;
-	tw->mask = *(const __u32 *)((char *)map + rs.off.mask);
+	tw->mask = rs.entries - 1;
 	tw->esize = rs.event_size;
 	return 0;
+}
+
+/**
+ * twl_ring_setup - create and map the event ring
+ * @tw:		the file, without a ring
+ * @entries:	slots, a power of two
+ *
+ * From now on events arrive in the ring; read() fails with -EBUSY. If the
+ * mmap() fails, the ring exists all the same: twl_ring_attach() maps it.
+ * Returns 0 or -errno.
+ */
+static inline int twl_ring_setup(struct twl *tw, __u32 entries)
+{
+	return twl_ring_map(tw, entries, 0);
+}
+
+/**
+ * twl_ring_attach - map the event ring the file has
+ * @tw:		the file, with a ring set up through it or another of its
+ *		descriptors (one received from another process, see
+ *		twl_from_fd()), not mapped through @tw
+ *
+ * Needs TWHEEL_FEATURE_RING_ATTACH. Returns 0, -EINVAL if the file has no
+ * ring, or another -errno.
+ */
+static inline int twl_ring_attach(struct twl *tw)
+{
+	return twl_ring_map(tw, 0, TWHEEL_RING_ATTACH);
 }
 
 /* Events in the ring now, as far as this thread can tell. */

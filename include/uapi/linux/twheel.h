@@ -96,6 +96,7 @@
 #define TWHEEL_FEATURE_RING		0x100ULL /* TWHEEL_IOC_RING_SETUP, mmap */
 #define TWHEEL_FEATURE_CLOCKS		0x200ULL /* BOOTTIME, REALTIME timers */
 #define TWHEEL_FEATURE_SLACK		0x400ULL /* twheel_arm.slack_ns */
+#define TWHEEL_FEATURE_RING_ATTACH	0x800ULL /* TWHEEL_RING_ATTACH */
 
 /*
  * The first released size of each struct: the smallest @size accepted. A
@@ -431,7 +432,9 @@ struct twheel_event {
  * event at the ring's tail as its timer fires, the process takes them from
  * the head and stores the new head, with no system call per event or per
  * batch. TWHEEL_IOC_RING_SETUP creates the ring (once per file; it belongs
- * to the file, so dup() and fork() share it) and mmap() of the file,
+ * to the file, so dup() and fork() share it; with TWHEEL_RING_ATTACH it
+ * tells the layout of the ring the file has, to a process that got the
+ * file otherwise or whose mmap() failed) and mmap() of the file,
  * MAP_SHARED, offset 0, at most twheel_ring_setup.mmap_size bytes, maps
  * it. Its layout is given by the offsets in struct twheel_ring_offsets:
  *
@@ -491,6 +494,9 @@ struct twheel_event {
 /* The ring's @flags word */
 #define TWHEEL_RING_OVERFLOW	0x1U	/* events wait on the backlog */
 
+/* Flags of struct twheel_ring_setup */
+#define TWHEEL_RING_ATTACH	0x1U	/* describe the file's ring */
+
 /* Limits of twheel_ring_setup.entries and of the ring's size. */
 #define TWHEEL_RING_ENTRIES_MAX	0x100000U	/* 1Mi */
 #define TWHEEL_RING_BYTES_MAX	0x4000000U	/* 64 MiB */
@@ -520,17 +526,19 @@ struct twheel_ring_offsets {
 /**
  * struct twheel_ring_setup - TWHEEL_IOC_RING_SETUP: create the event ring
  * @size: sizeof(struct twheel_ring_setup)
- * @flags: must be 0
+ * @flags: 0 to create the ring; TWHEEL_RING_ATTACH (TWHEEL_FEATURE_RING_ATTACH)
+ *	to describe the ring the file has, created through this or another
+ *	descriptor of it: -EINVAL if it has none
  * @entries: in: the number of slots, a power of two from 1 to
  *	TWHEEL_RING_ENTRIES_MAX, at most TWHEEL_RING_BYTES_MAX bytes of
- *	records; else -EINVAL
+ *	records, else -EINVAL; 0 with TWHEEL_RING_ATTACH. Out: the number
  * @event_size: out: the size of a record, the file's event size
  * @mmap_size: out: the length to mmap() at offset 0
  * @off: out: the layout of the mapping
  *
- * Fails with -EBUSY if the file has a ring already, -ENOMEM without the
- * memory, which is charged to the caller's memory cgroup. Events waiting
- * for read() move into the ring.
+ * Creating fails with -EBUSY if the file has a ring already, -ENOMEM
+ * without the memory, which is charged to the caller's memory cgroup.
+ * Events waiting for read() move into the ring.
  */
 struct twheel_ring_setup {
 	__u32 size;
