@@ -255,8 +255,12 @@ static int command(int argc, char **argv)
 	if (strcmp(argv[0], "arm") || argc < 3 || parse_u64(argv[2], &delay))
 		return -1;
 	if (argc >= 5 && is_num(argv[3]) && is_num(argv[4]) &&
-	    !parse_u64(argv[3], &period) && !parse_u64(argv[4], &count))
+	    !parse_u64(argv[3], &period) && !parse_u64(argv[4], &count)) {
+		/* Not a count that wraps to 0, which means forever. */
+		if (count > UINT32_MAX)
+			return -1;
 		return cmd_arm(key, delay, period, count) ? -1 : 5;
+	}
 	return cmd_arm(key, delay, 0, 0) ? -1 : 3;
 }
 

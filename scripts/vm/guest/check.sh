@@ -112,6 +112,19 @@ observability() {
 
 hotplug_check() { load twheel && ttl_hotplug 200 3 && unload_one twheel; }
 
+# twheelctl refuses a count past 32 bits (it would wrap to 0, forever)
+# and an unknown command, with the usage and exit status 2.
+cli_refuses() {
+	command -v twheelctl >/dev/null || { echo "no twheelctl binary"; return 0; }
+	local args
+	for args in "arm 1 1000 1000 4294967296" "frob 1"; do
+		# shellcheck disable=SC2086 # the arguments, split on purpose
+		twheelctl $args 2>/dev/null; [ $? = 2 ] ||
+			{ echo "twheelctl $args: not refused"; return 1; }
+	done
+	twheelctl arm 1 1000 1000 4294967295 cancel 1
+}
+
 kmemleak() {
 	local f=/sys/kernel/debug/kmemleak
 	[ -e $f ] || return 0
@@ -127,6 +140,7 @@ step "selftests" selftests
 step "ttl example" ttl_example
 step "tracepoints and debugfs stats" observability
 step "epoll example" twheel_epoll
+step "cli: bad arguments refused" cli_refuses
 step "epoll example, event ring" twheel_epoll --ring
 step "unload modules" unload_all
 step "hotplug: kernel timers move and fire once" hotplug_check
