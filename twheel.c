@@ -1374,7 +1374,9 @@ static unsigned int twheel_add_some(struct twheel_timer **timers,
  * any other timer is armed by twheel_add() on its own, in its turn, so
  * that timers with the same tick still fire in array order. Interrupts
  * come in between two holds: no loop runs over @n timers with them off.
- * Any context.
+ *
+ * Context: process or softirq context, interrupts enabled (a hold ends
+ * with local_irq_enable()).
  *
  * Return: the number of timers armed, those whose @ret is 0. A failed
  * timer's @ret is -EEXIST, -ERANGE, -EINVAL or -ESHUTDOWN as for
@@ -1519,7 +1521,8 @@ EXPORT_SYMBOL_GPL(twheel_reduce);
  * stops it with twheel_cancel() or re-arms it with twheel_mod(). Any
  * context.
  *
- * Return: 0, or -EINVAL for a period below one tick or a zero @count.
+ * Return: 0, or -EINVAL for a period below one tick or, with a period, a
+ * zero @count.
  */
 int twheel_set_period(struct twheel_timer *timer, u64 period_ns, u32 count)
 {
@@ -1600,8 +1603,9 @@ EXPORT_SYMBOL_GPL(twheel_set_slack);
  * Return:
  * * 1		- @timer was pending and is now cancelled
  * * 0		- @timer was not pending
- * * -EBUSY	- the callback is running right now (a periodic timer's
- *		  next fire, pending meanwhile, has still been cancelled)
+ * * -EBUSY	- the callback is running right now (a fire pending
+ *		  meanwhile, of a periodic timer or one the callback
+ *		  re-armed, has still been cancelled)
  */
 int twheel_cancel(struct twheel_timer *timer)
 {
@@ -1728,7 +1732,8 @@ static int __twheel_cancel_sync(struct twheel_timer *timer, bool shutdown)
  *   <- waits for the callback
  *
  * Return: 1 if @timer was pending, 0 if it was not; -EDEADLK (with a
- * warning) when called from @timer's own sleepable callback.
+ * warning) when called from @timer's own sleepable callback, which it
+ * does not wait for (a pending fire is cancelled all the same).
  */
 int twheel_cancel_sync(struct twheel_timer *timer)
 {
