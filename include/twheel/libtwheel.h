@@ -83,6 +83,21 @@ static inline long twl_ioctl(const struct twl *tw, unsigned long cmd,
 	return ret < 0 ? -errno : ret;
 }
 
+/*
+ * TWHEEL_IOC_VERSION, asking for records of @want bytes (0: the file's
+ * size, unchanged); -EPROTO if the kernel does not speak TWHEEL_API.
+ */
+static inline int twl_version(struct twl *tw, __u32 want)
+{
+	int ret;
+
+	tw->version.size = sizeof(tw->version);
+	tw->version.api = TWHEEL_API;
+	tw->version.want_event_size = want;
+	ret = twl_ioctl(tw, TWHEEL_IOC_VERSION, &tw->version);
+	return ret == -EINVAL && !want ? -EPROTO : ret;
+}
+
 /**
  * twl_open - open /dev/twheel and shake hands
  * @tw:		filled in
@@ -99,17 +114,10 @@ static inline int twl_open(struct twl *tw, int oflags)
 	tw->fd = open(TWL_DEV, O_RDWR | oflags);
 	if (tw->fd < 0)
 		return -errno;
-	tw->version.size = sizeof(tw->version);
-	tw->version.api = TWHEEL_API;
-	tw->version.want_event_size = sizeof(struct twheel_event);
-	ret = twl_ioctl(tw, TWHEEL_IOC_VERSION, &tw->version);
-	if (ret == -EINVAL) {
-		/* Before TWHEEL_FEATURE_EVENT_SIZE: records of VER0 size. */
-		tw->version.want_event_size = 0;
-		ret = twl_ioctl(tw, TWHEEL_IOC_VERSION, &tw->version);
-		if (ret == -EINVAL)
-			ret = -EPROTO;
-	}
+	ret = twl_version(tw, sizeof(struct twheel_event));
+	/* Before TWHEEL_FEATURE_EVENT_SIZE: records of VER0 size. */
+	if (ret == -EINVAL)
+		ret = twl_version(tw, 0);
 	if (ret) {
 		close(tw->fd);
 		tw->fd = -1;
@@ -133,12 +141,10 @@ static inline int twl_from_fd(struct twl *tw, int fd)
 
 	memset(tw, 0, sizeof(*tw));
 	tw->fd = fd;
-	tw->version.size = sizeof(tw->version);
-	tw->version.api = TWHEEL_API;
-	ret = twl_ioctl(tw, TWHEEL_IOC_VERSION, &tw->version);
+	ret = twl_version(tw, 0);
 	if (ret)
 		tw->fd = -1;
-	return ret == -EINVAL ? -EPROTO : ret;
+	return ret;
 }
 
 static inline int twl_has(const struct twl *tw, __u64 feature)
