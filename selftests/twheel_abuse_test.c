@@ -463,11 +463,13 @@ TEST_F(abuse, unprivileged_limits)
 	ASSERT_NE(MAP_FAILED, u);
 	if (getuid())
 		SKIP(return, "needs root to become nobody");
+	ASSERT_EQ(0, twl_arm(&self->tw, 0x7777, 0, 2000 * MS, 0, 0, 0));
 	if (tw_param_read("max_user_timers", &old) ||
 	    tw_param_write("max_user_timers", 40))
 		SKIP(return, "cannot set max_user_timers");
-	ASSERT_EQ(0, twl_arm(&self->tw, 0x7777, 0, 2000 * MS, 0, 0, 0));
 	pid = fork();
+	if (pid < 0)
+		tw_param_write("max_user_timers", old);
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		/* The number of root's file, for /proc/<parent>/fd/. */

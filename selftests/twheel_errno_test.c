@@ -261,10 +261,10 @@ TEST_F(err, enospc_per_user)
 	struct twl tw2;
 	int i;
 
+	ASSERT_EQ(0, twl_open(&tw2, 0));
 	if (tw_param_read("max_user_timers", &old) ||
 	    tw_param_write("max_user_timers", 20))
 		SKIP(return, "cannot set max_user_timers (not root?)");
-	ASSERT_EQ(0, twl_open(&tw2, 0));
 	for (i = 1; i < 10; i++)
 		EXPECT_EQ(0, twl_arm(&self->tw, i, 0, 10000 * MS, 0, 0, 0));
 	for (i = 0; i < 10; i++)

@@ -46,6 +46,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "twheel_test.h"
@@ -91,11 +92,24 @@ static __u64 max_u64(__u64 a, __u64 b)
 	return a > b ? a : b;
 }
 
+/*
+ * Every child dies with the test: killed at its timeout, it must not leave
+ * a task spinning on CPU 0 or a client holding millions of timers (and the
+ * modules). The client calls it after dropping its credentials, which
+ * clears the setting.
+ */
+static void die_with_test(pid_t test)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != test)
+		_exit(1);
+}
+
 /* The pinned task: spins on CPU 0 and keeps its longest gap per phase. */
-static void spin_on_cpu0(struct gap *g)
+static void spin_on_cpu0(struct gap *g, pid_t test)
 {
 	__u64 last = tw_now(), now, d;
 
+	die_with_test(test);
 	tw_pin(0);
 	while (GET(g->phase) != STOP) {
 		now = tw_now();
@@ -197,11 +211,12 @@ static void print_hist(const char *name, const long long hist[IRQOFF_BUCKETS])
  * hold does O(1) work and none reprograms the hrtimer. What the longest of
  * these holds lasts is what the host adds to a bounded one.
  */
-static void irqoff_control(void)
+static void irqoff_control(pid_t test)
 {
 	__u64 end = tw_now() + 1000 * MS;
 	struct twl tw;
 
+	die_with_test(test);
 	if (twl_open(&tw, O_CLOEXEC) || tw_pin(0) ||
 	    twl_arm(&tw, 0, 0, 3600000 * MS, 0, 0, 0))
 		_exit(1);
@@ -317,7 +332,8 @@ FIXTURE_TEARDOWN(load)
  * event on CPU 1, switching the spinner to measuring on the way. On a guest
  * of one CPU it waits for the last fire, stops the spinner, then reads.
  */
-static void client(struct gap *g, unsigned long n, int nfds, __u64 spread)
+static void client(struct gap *g, unsigned long n, int nfds, __u64 spread,
+		   pid_t test)
 {
 	struct twl tws[MAX_FILES];
 	__u64 deadline;
@@ -326,6 +342,7 @@ static void client(struct gap *g, unsigned long n, int nfds, __u64 spread)
 	if (tw_pin(0) || (!getuid() && (setgroups(0, NULL) || setgid(NOBODY) ||
 					setuid(NOBODY))))
 		goto out_err;
+	die_with_test(test);
 	for (i = 0; i < nfds; i++) {
 		ret = twl_open(&tws[i], O_CLOEXEC | O_NONBLOCK);
 		if (ret) {
@@ -376,7 +393,7 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 	/* The records' "what": instructions on the guest of one vCPU. */
 	const char *what = icount ? "\"what\": \"icount\", " : "";
 	unsigned long old[2];
-	pid_t spinner, cl;
+	pid_t test = getpid(), spinner, cl;
 	struct holds burst, control;
 	__u64 quiet;
 	struct gap *g;
@@ -390,7 +407,7 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 	cl = fork();
 	ASSERT_LE(0, cl);
 	if (!cl)
-		irqoff_control();
+		irqoff_control(test);
 	waitpid(cl, &status, 0);
 	ASSERT_EQ(0, status) TH_LOG("the interrupts-off control failed");
 	holds_read(&control);
@@ -398,13 +415,13 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 	spinner = fork();
 	ASSERT_LE(0, spinner);
 	if (!spinner)
-		spin_on_cpu0(g);
+		spin_on_cpu0(g, test);
 	tw_sleep_ms(1000);			/* the quiet second */
 	SET(g->phase, ARMING);
 	cl = fork();
 	ASSERT_LE(0, cl);
 	if (!cl)
-		client(g, n, nfds, variant->spread_ns);
+		client(g, n, nfds, variant->spread_ns, test);
 	waitpid(cl, &status, 0);
 	tw_sleep_ms(100);
 	SET(g->phase, STOP);

@@ -47,7 +47,7 @@ selftests() {
 			echo "ok 1 # SKIP $(basename "$t"): no 32-bit support in this kernel"
 			continue; } ;;
 		esac
-		"$t"; r=$?
+		selftest "$t"; r=$?
 		[ $r -lt 128 ] || { echo "$(basename "$t") died with signal $((r - 128))"; rc=1; }
 	done
 	return $rc

@@ -46,6 +46,20 @@ unload_all() {
 	return $rc
 }
 
+# selftest BINARY: run it, then put back what a test of it may leave
+# behind when it fails an assertion or is killed at its timeout: the
+# limits of twheel-dev, the interrupts-off accounting of twheel.
+selftest() {
+	local p=/sys/module/twheel_dev/parameters r
+	local timers user
+	timers=$(cat $p/max_timers 2>/dev/null) user=$(cat $p/max_user_timers 2>/dev/null)
+	"$1"; r=$?
+	[ -z "$timers" ] || echo "$timers" >$p/max_timers
+	[ -z "$user" ] || echo "$user" >$p/max_user_timers
+	[ ! -w /sys/kernel/debug/twheel/irqoff ] || echo 0 >/sys/kernel/debug/twheel/irqoff
+	return $r
+}
+
 # Print a file to the console between markers; the host's extract-files
 # saves it (e.g. bench results into bench/results/).
 emit_file() {
