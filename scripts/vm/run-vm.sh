@@ -11,7 +11,7 @@
 # A kernel that dies before the guest's init runs is booted once more.
 . "$(dirname "$0")/lib.sh"
 begin=$(date +%s)
-kernel=${1:?debug|kcsan|stock|rt|stock612|rt612} mode=${2:?check|run|bench|stress}
+kernel=${1:?debug|kcsan|stock|rt|stock612|rt612} mode=${2:?check|run|bench|stress|load|holds}
 vm="$TOP/build/vm"; mkdir -p "$vm"
 name="$kernel-$mode" log="$vm/$kernel-$mode.log" verdict="$vm/$kernel-$mode.verdict"
 rm -f "$log" "$log.boot1" "$verdict"

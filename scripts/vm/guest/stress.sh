@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-# mode=stress: load the modules and hammer them, with CPU hotplug on the side.
+# mode=stress, make stress's second boot (the first is load.sh): load the
+# modules and hammer them, with CPU hotplug on the side.
 . /tests/lib.sh
 
 hotplug() {
@@ -12,7 +13,7 @@ selftests() {
 	local t
 	for t in /bin/selftests/*; do
 		[ -x "$t" ] || continue
-		echo "# selftest: $(basename "$t")"; "$t"
+		echo "# selftest: $(basename "$t")"; selftest "$t"
 	done
 	return 0
 }
@@ -20,28 +21,15 @@ selftests() {
 # Issue 6, long runs: 10M fuzzed calls (TWHEEL_FUZZ_CALLS, e.g. from
 # TWHEEL_GUEST_ENV on the host, overrides); the abuse tests again with 1M
 # timers firing over 60 s and longer close-while-firing and flood runs.
-fuzz_long() {
-	TWHEEL_FUZZ_CALLS=${TWHEEL_FUZZ_CALLS:-10000000} /bin/selftests/twheel_fuzz_test
-}
-abuse_long() {
-	TWHEEL_LOAD_TIMERS=1000000 TWHEEL_CLOSE_MS=30000 \
-		TWHEEL_FLOOD_TIMERS=4000 /bin/selftests/twheel_abuse_test
-}
-
-# Issue 11: 4M timers from an unprivileged user on 4 files, one deadline
-# and spread over a second, at a 1 ms and a 100 us tick: a task pinned to
-# their CPU keeps it (twheel_load_test checks and reports its longest gap).
-load_4m() {
-	local tick
-	for tick in 1000 100; do
-		unload_all && load twheel "tick_us=$tick" && load twheel-dev || return 1
-		TWHEEL_LOAD_N=4000000 TWHEEL_LOAD_FILES=4 \
-			/bin/selftests/twheel_load_test || return 1
-	done
-	unload_all
-}
-
-have twheel-dev && step "load: 4M timers, a pinned task" load_4m
+fuzz_long() (
+	export TWHEEL_FUZZ_CALLS=${TWHEEL_FUZZ_CALLS:-10000000}
+	selftest /bin/selftests/twheel_fuzz_test
+)
+abuse_long() (
+	export TWHEEL_LOAD_TIMERS=1000000 TWHEEL_CLOSE_MS=30000 \
+		TWHEEL_FLOOD_TIMERS=4000
+	selftest /bin/selftests/twheel_abuse_test
+)
 
 # The pure wheel's differential test with 10M operations (KUnit, so the
 # debug kernel only); any failed case fails the step.
