@@ -529,6 +529,22 @@ twheel_detach_if_pending(struct twheel_base *base, struct twheel_timer *timer)
 	return 1;
 }
 
+/*
+ * Is @timer on @base, whose lock is held, and not moving? The flags first:
+ * twheel_switch_base() sets TWHEEL_F_MIGRATING under the old base's lock
+ * and clears it, with release, after it stores the new CPU, so a flag read
+ * clear with acquire comes with the CPU of the move that cleared it. Read
+ * the other way round, the old CPU, loaded just before a move stores the
+ * new one, could pair with the flag the move clears just after.
+ */
+static __always_inline bool twheel_on_base(const struct twheel_base *base,
+					   const struct twheel_timer *timer)
+{
+	/* Pairs with the smp_store_release() of twheel_switch_base(). */
+	return !(smp_load_acquire(&timer->flags) & TWHEEL_F_MIGRATING) &&
+	       READ_ONCE(timer->cpu) == base->cpu;
+}
+
 static __always_inline struct twheel_base *
 lock_timer_base(struct twheel_timer *timer, unsigned long *flags)
 	__acquires(&base->lock)
@@ -539,8 +555,7 @@ lock_timer_base(struct twheel_timer *timer, unsigned long *flags)
 
 		if (!(READ_ONCE(timer->flags) & TWHEEL_F_MIGRATING)) {
 			raw_spin_lock_irqsave(&base->lock, *flags);
-			if (timer->cpu == cpu &&
-			    !(timer->flags & TWHEEL_F_MIGRATING)) {
+			if (twheel_on_base(base, timer)) {
 				twheel_held(base);
 				return base;
 			}
@@ -565,7 +580,8 @@ static struct twheel_base *twheel_switch_base(struct twheel_base *base,
 	raw_spin_lock(&new_base->lock);
 	twheel_held(new_base);
 	WRITE_ONCE(timer->cpu, new_base->cpu);
-	WRITE_ONCE(timer->flags, timer->flags & ~TWHEEL_F_MIGRATING);
+	/* Pairs with the acquire of twheel_on_base(). */
+	smp_store_release(&timer->flags, timer->flags & ~TWHEEL_F_MIGRATING);
 	return new_base;
 }
 
@@ -1330,9 +1346,8 @@ static unsigned int twheel_add_some(struct twheel_timer **timers,
 
 		if (ret[i])
 			continue;
-		/* Ours as lock_timer_base() sees it: on this base, not moving. */
-		if (READ_ONCE(timer->cpu) != base->cpu ||
-		    (READ_ONCE(timer->flags) & TWHEEL_F_MIGRATING))
+		/* Ours as lock_timer_base() sees it. */
+		if (!twheel_on_base(base, timer))
 			break;
 		if (timer->flags & TWHEEL_F_SHUTDOWN) {
 			ret[i] = -ESHUTDOWN;
@@ -1778,9 +1793,8 @@ static unsigned int twheel_shutdown_some(struct twheel_timer **timers,
 	for (i = 0; i < n; i++) {
 		struct twheel_timer *timer = timers[i];
 
-		/* Ours as lock_timer_base() sees it: on this base, not moving. */
-		if (i && (READ_ONCE(timer->cpu) != base->cpu ||
-			  (READ_ONCE(timer->flags) & TWHEEL_F_MIGRATING)))
+		/* Ours as lock_timer_base() sees it. */
+		if (i && !twheel_on_base(base, timer))
 			break;
 		*pending += twheel_stop_locked(base, timer, true);
 		if (twheel_running(base, timer))
