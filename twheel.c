@@ -650,13 +650,21 @@ static void twheel_account_period(struct twheel_base *base,
 			twheel_set_periodic(timer, false);
 	}
 	timer->fired += missed * timer->period;
-	if (timer->left &&
-	    !check_add_overflow(timer->fired, timer->period, &next) &&
-	    next <= KTIME_MAX) {
-		WRITE_ONCE(timer->expires, next);
-		twheel_enqueue(base, timer);
-	}
 	timer->overruns = min_t(u64, missed, U32_MAX);
+	/* A deadline past KTIME_MAX never comes: the count ends with this. */
+	if (timer->left &&
+	    (check_add_overflow(timer->fired, timer->period, &next) ||
+	     next > KTIME_MAX)) {
+		WRITE_ONCE(timer->left, 0);
+		twheel_set_periodic(timer, false);
+	}
+	if (!timer->left) {
+		/* The last fire: the deadline is the one it delivers. */
+		WRITE_ONCE(timer->expires, timer->fired);
+		return;
+	}
+	WRITE_ONCE(timer->expires, next);
+	twheel_enqueue(base, timer);
 }
 
 /*

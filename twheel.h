@@ -260,8 +260,8 @@ static inline u64 twheel_period(const struct twheel_timer *timer)
  * twheel_expires - the deadline of a timer
  * @timer: the timer
  *
- * Inside the callback of a periodic timer, this is already the next one,
- * unless the fire was its last.
+ * Inside the callback of a periodic timer, this is already the next one;
+ * after its last fire, the deadline that fire delivered.
  *
  * Return: the deadline in CLOCK_MONOTONIC nanoseconds.
  */

@@ -1169,6 +1169,8 @@ static void twheel_test_periodic_overruns(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, p->fired[fires - 1], p->deadline + 4 * period);
 	tw_expect_no_drift(test, p, fires, period);
 	KUNIT_EXPECT_FALSE(test, twheel_pending(&p->timer));
+	/* After the last fire, the deadline it delivered, overruns or not. */
+	KUNIT_EXPECT_EQ(test, twheel_expires(&p->timer), p->fired[fires - 1]);
 }
 
 /* Wait for @p to have fired @n times and to be idle. */
@@ -1182,6 +1184,29 @@ static bool tw_wait_idle(struct tw_probe *p, unsigned int n)
 		tw_sleep_ms(10);
 	}
 	return false;
+}
+
+static void twheel_test_periodic_past_ktime_max(struct kunit *test)
+{
+	struct tw_probe *p = tw_probes(test, 1, tw_probe_fn, 0);
+	u64 first = ktime_get() + 5 * NSEC_PER_MSEC;
+
+	/*
+	 * A period whose next deadline would pass KTIME_MAX: the first fire
+	 * is the last, even of a count forever, and the timer is a one-shot
+	 * again, not a periodic one that never fires.
+	 */
+	KUNIT_ASSERT_EQ(test, twheel_set_period(&p->timer, KTIME_MAX - first + 1,
+						TWHEEL_FOREVER), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_on(p, first, tw_home_cpu()), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait_idle(p, 1));
+	KUNIT_EXPECT_EQ(test, p->left[0], 0);
+	KUNIT_EXPECT_EQ(test, twheel_fires_left(&p->timer), 0);
+	KUNIT_EXPECT_EQ(test, twheel_expires(&p->timer), first);
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, 5 * NSEC_PER_MSEC, tw_home_cpu()), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait_idle(p, 2));
+	tw_sleep_ms(30);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), 2);
 }
 
 static void twheel_test_periodic_then_once(struct kunit *test)
@@ -2333,6 +2358,7 @@ static struct kunit_case twheel_test_cases[] = {
 	KUNIT_CASE(twheel_test_periodic_count),
 	KUNIT_CASE(twheel_test_periodic_forever),
 	KUNIT_CASE(twheel_test_periodic_overruns),
+	KUNIT_CASE(twheel_test_periodic_past_ktime_max),
 	KUNIT_CASE(twheel_test_periodic_then_once),
 	KUNIT_CASE(twheel_test_set_period_invalid),
 	KUNIT_CASE(twheel_test_slack_set),
