@@ -951,6 +951,29 @@ out_clear:
 }
 
 /*
+ * @n events went to the backlog: count them, set TWHEEL_RING_OVERFLOW and
+ * let in what the ring has room for.
+ */
+static void twd_ring_overflow(struct twd_ctx *ctx, unsigned int n)
+{
+	struct twd_ring *ring = ctx->ring;
+
+	lockdep_assert_held(&ctx->wqh.lock);
+
+	ring->overflow += n;
+	ring->flagged = true;
+	WRITE_ONCE(ring->hdr->overflow, ring->overflow);
+	WRITE_ONCE(ring->hdr->flags, TWHEEL_RING_OVERFLOW);
+	/*
+	 * Flag, then read the head; the process stores the head, then reads
+	 * the flag, with a full barrier too: one of them sees the other, so
+	 * an event never waits for a process that thinks there is none.
+	 */
+	smp_mb();
+	twd_ring_fill(ctx, TWD_RING_FILL_FIRE);
+}
+
+/*
  * Queue the event of @t, which is on no list: into the ring if the file
  * has one with room and no backlog, else on the ready list (the backlog of
  * a ring, which the ring then takes as far as it can).
@@ -968,19 +991,8 @@ static void twd_queue(struct twd_ctx *ctx, struct twd_timer *t)
 	}
 	list_add_tail(&t->ready, &ctx->ready);
 	ctx->nqueued++;
-	if (!ring)
-		return;
-	ring->overflow++;
-	ring->flagged = true;
-	WRITE_ONCE(ring->hdr->overflow, ring->overflow);
-	WRITE_ONCE(ring->hdr->flags, TWHEEL_RING_OVERFLOW);
-	/*
-	 * Flag, then read the head; the process stores the head, then reads
-	 * the flag, with a full barrier too: one of them sees the other, so
-	 * an event never waits for a process that thinks there is none.
-	 */
-	smp_mb();
-	twd_ring_fill(ctx, TWD_RING_FILL_FIRE);
+	if (ring)
+		twd_ring_overflow(ctx, 1);
 }
 
 /*
@@ -2719,8 +2731,15 @@ static long twd_ioc_ring_setup(struct twd_ctx *ctx, union twd_ucmd *u)
 	/* Complete before seen: twd_mmap() reads it without our locks. */
 	smp_store_release(&ctx->ring, ring);
 	spin_unlock_irq(&ctx->wqh.lock);
-	/* Events waiting for read() move in; readers wake to fail. */
+	/*
+	 * Events waiting for read() move in; readers wake to fail. Those the
+	 * ring has no room for are its backlog, flagged as a fire would.
+	 */
 	twd_ring_fill_all(ctx);
+	spin_lock_irq(&ctx->wqh.lock);
+	if (!list_empty(&ctx->ready) && !ring->flagged)
+		twd_ring_overflow(ctx, ctx->nqueued);
+	spin_unlock_irq(&ctx->wqh.lock);
 	mutex_unlock(&ctx->mutex);
 	wake_up_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 	twd_ring_describe(ring, rs);

@@ -227,6 +227,34 @@ TEST_F(ring, full_nothing_lost)
 	free(ev);
 }
 
+/*
+ * Events that waited for read() when the ring was set up and do not fit
+ * are its backlog like any other: flagged and counted, so that a reaper
+ * that never polls lets them in.
+ */
+TEST_F(ring, setup_over_waiting_events)
+{
+	struct twheel_event ev[20];
+	int i, got = 0;
+
+	for (i = 0; i < 20; i++)
+		ASSERT_EQ(0, twl_arm(&self->tw, i, 0, 0, 0, 0, 0));
+	for (i = 0; i < 500 && tw_fdinfo(self->tw.fd, "queued") < 20; i++)
+		tw_sleep_ms(10);
+	ASSERT_EQ(20, tw_fdinfo(self->tw.fd, "queued"));
+	ASSERT_EQ(0, twl_ring_setup(&self->tw, 8));
+	EXPECT_EQ(8, twl_ring_count(&self->tw));
+	EXPECT_EQ(TWHEEL_RING_OVERFLOW, *self->tw.flags);
+	EXPECT_EQ(12, *self->tw.overflow);
+	EXPECT_EQ(12, tw_fdinfo(self->tw.fd, "queued"));
+	/* Reaping alone, no poll(): the flag lets the rest in. */
+	for (i = 0; i < 10 && got < 20; i++)
+		got += twl_ring_reap(&self->tw, ev + got, 20 - got);
+	EXPECT_EQ(20, got);
+	EXPECT_TRUE(keys_once(ev, got));
+	EXPECT_EQ(0, *self->tw.flags);
+}
+
 TEST_F(ring, reader_exits)
 {
 	enum { N = 50 };
