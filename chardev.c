@@ -60,7 +60,7 @@
  * allocations are: on v6.1 and v6.12 the bulk allocation takes the cgroup
  * hooks of the cache's SLAB_ACCOUNT and of __GFP_ACCOUNT). The second
  * pass arms the entries in order and the new timers go on the wheel with
- * twheel_add_bulk(), 32 per hold of its lock. Whatever runs out midway
+ * twheel_add_bulk(), 16 per hold of its lock. Whatever runs out midway
  * (the file's or the user's limit, memory: then single allocations take
  * over) fails the entries it would fail one by one; what the chunk did
  * not use is given back at its end. A REPLACE of a timer first files the

@@ -194,7 +194,7 @@
  * twheel_runner_fn().
  */
 #define RUN_BATCH	16
-#define CASCADE_BATCH	32
+#define CASCADE_BATCH	16
 #define RUN_SLICE_DIV	2	/* a run slice is tick / RUN_SLICE_DIV */
 #define RUN_IDLE_TICKS	4	/* the longest slice of an otherwise idle CPU */
 #define RUN_WATCH_TICKS	8	/* the hrtimer's watch over the runner */
