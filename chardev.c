@@ -3067,9 +3067,9 @@ static ssize_t twd_read(struct file *file, char __user *buf, size_t count,
 		ret = twd_wait_ready(ctx, file->f_flags & O_NONBLOCK);
 		if (ret)
 			return ret;
-		ret = mutex_lock_interruptible(&ctx->mutex);
-		if (ret)
-			return ret;
+		/* As the wait: SA_RESTART restarts the read, -EINTR would not. */
+		if (mutex_lock_interruptible(&ctx->mutex))
+			return -ERESTARTSYS;
 		ret = twd_read_events(ctx, buf, count);
 		mutex_unlock(&ctx->mutex);
 	} while (!ret);
