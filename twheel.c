@@ -738,16 +738,37 @@ twheel_fire(struct twheel_base *base, struct twheel_timer *timer,
 }
 
 /*
+ * May @timer join the batch of @first? Same callback, and under lockdep
+ * the same class (the call site of its initialization): the batch runs as
+ * the first timer's lock, against which twheel_cancel_sync() of any of
+ * them is checked.
+ */
+static bool twheel_batch_joins(const struct twheel_timer *timer,
+			       const struct twheel_timer *first)
+{
+	if (!timer || !(timer->flags & TWHEEL_BATCH) ||
+	    timer->batch != first->batch)
+		return false;
+#ifdef CONFIG_LOCKDEP
+	return timer->lockdep_map.key == first->lockdep_map.key;
+#else
+	return true;
+#endif
+}
+
+/*
  * Run the batch callback of an expired, detached %TWHEEL_BATCH @timer and
- * of the due timers with the same callback that follow it in its slot, up
- * to TWHEEL_BATCH_MAX, with one hold of the lock for all. Locking as for
- * twheel_fire(). Returns how many timers it fired.
+ * of the due timers that follow it in its slot and may join it
+ * (twheel_batch_joins()), up to TWHEEL_BATCH_MAX, with one hold of the
+ * lock for all. Locking as for twheel_fire(). Returns how many timers it
+ * fired.
  */
 static unsigned int twheel_fire_batch(struct twheel_base *base,
 				      struct twheel_timer *timer, u64 now)
 	__must_hold(&base->lock)
 {
 	struct twheel_running *running = &base->running[RUN_SOFTIRQ];
+	struct twheel_timer *first = timer;
 	twheel_batch_fn_t fn = timer->batch;
 	unsigned int n = 0;
 #ifdef CONFIG_LOCKDEP
@@ -762,8 +783,7 @@ static unsigned int twheel_fire_batch(struct twheel_base *base,
 		if (n == TWHEEL_BATCH_MAX)
 			break;
 		timer = wheel_first_due(&base->wheel, now);
-		if (!timer || !(timer->flags & TWHEEL_BATCH) ||
-		    timer->batch != fn)
+		if (!twheel_batch_joins(timer, first))
 			break;
 		twheel_detach_due(base, timer);
 	}

@@ -111,8 +111,9 @@ void __twheel_timer_init(struct twheel_timer *timer, twheel_fn_t function,
  * @flags:	as for twheel_timer_init(); %TWHEEL_SLEEPABLE is not allowed
  *
  * For clients whose callback only queues what fired (an event queue, a
- * completion list): when due timers with the same @fn follow each other in
- * a slot, twheel calls @fn once for up to %TWHEEL_BATCH_MAX of them, in
+ * completion list): when due timers with the same @fn (and, under lockdep,
+ * initialized at the same place) follow each other in a slot, twheel calls
+ * @fn once for up to %TWHEEL_BATCH_MAX of them, in
  * firing order, in softirq context, having taken the wheel's lock once for
  * all of them. Each timer in the batch is a fire as for a plain callback:
  * twheel_fired_deadline(), twheel_overruns() and twheel_fire_time() work,

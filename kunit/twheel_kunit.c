@@ -2152,6 +2152,36 @@ static void twheel_test_batch_order(struct kunit *test)
 	tw_batch_teardown(b);
 }
 
+/*
+ * Timers of one batch callback initialized at two places are two lockdep
+ * classes: under lockdep they never share a batch, which runs as the lock
+ * of its first timer's class; without it they do.
+ */
+static void twheel_test_batch_classes(struct kunit *test)
+{
+	struct tw_batched *b = tw_batch_setup(test, 0);
+	u64 deadline = ktime_get() + 20 * NSEC_PER_MSEC;
+	unsigned int i;
+
+	/* Even ids from tw_batch_setup()'s place, odd ones from here. */
+	for (i = 1; i < TW_BATCH_TIMERS; i += 2)
+		twheel_timer_init_batch(&b[i].timer, tw_batch_fn, 0);
+	for (i = 0; i < TW_BATCH_TIMERS; i++)
+		KUNIT_ASSERT_EQ(test, twheel_add_on(&b[i].timer, deadline,
+						    TWHEEL_ABS, tw_home_cpu()), 0);
+	KUNIT_EXPECT_TRUE(test, wait_for_completion_timeout(&tw_blog.done,
+							    msecs_to_jiffies(TW_TIMEOUT_MS)));
+	tw_sleep_ms(20);
+	KUNIT_EXPECT_EQ(test, atomic_read(&tw_blog.fired), TW_BATCH_TIMERS);
+	if (IS_ENABLED(CONFIG_LOCKDEP))
+		KUNIT_EXPECT_EQ(test, tw_blog.max_n, 1);
+	else
+		KUNIT_EXPECT_GT(test, tw_blog.max_n, 1);
+	for (i = 0; i < TW_BATCH_TIMERS; i++)
+		KUNIT_EXPECT_EQ_MSG(test, tw_blog.order[i], i, "fire %u", i);
+	tw_batch_teardown(b);
+}
+
 /* twheel_cancel_sync() of a timer in a running batch waits for the batch. */
 static void twheel_test_batch_cancel_sync(struct kunit *test)
 {
@@ -2339,6 +2369,7 @@ static void twheel_kunit_exit(struct kunit *test)
 static struct kunit_case twheel_test_cases[] = {
 	KUNIT_CASE(twheel_test_mod_pending_only),
 	KUNIT_CASE(twheel_test_batch_order),
+	KUNIT_CASE(twheel_test_batch_classes),
 	KUNIT_CASE(twheel_test_batch_cancel_sync),
 	KUNIT_CASE(twheel_test_add_bulk),
 	KUNIT_CASE(twheel_test_add_bulk_errors),
