@@ -2124,13 +2124,9 @@ static void tw_batch_teardown(struct tw_batched *b)
 		twheel_shutdown_sync(&b[i].timer);
 }
 
-/*
- * 100 batch timers with one deadline: they come in batches of at most
- * TWHEEL_BATCH_MAX, every timer once, in arming order.
- */
-static void twheel_test_batch_order(struct kunit *test)
+/* Arm the timers of @b with one deadline; all must fire, once. */
+static void tw_batch_fire(struct kunit *test, struct tw_batched *b)
 {
-	struct tw_batched *b = tw_batch_setup(test, 0);
 	u64 deadline = ktime_get() + 20 * NSEC_PER_MSEC;
 	unsigned int i;
 
@@ -2141,6 +2137,18 @@ static void twheel_test_batch_order(struct kunit *test)
 							    msecs_to_jiffies(TW_TIMEOUT_MS)));
 	tw_sleep_ms(20);
 	KUNIT_EXPECT_EQ(test, atomic_read(&tw_blog.fired), TW_BATCH_TIMERS);
+}
+
+/*
+ * 100 batch timers with one deadline: they come in batches of at most
+ * TWHEEL_BATCH_MAX, every timer once, in arming order.
+ */
+static void twheel_test_batch_order(struct kunit *test)
+{
+	struct tw_batched *b = tw_batch_setup(test, 0);
+	unsigned int i;
+
+	tw_batch_fire(test, b);
 	KUNIT_EXPECT_LE(test, tw_blog.max_n, TWHEEL_BATCH_MAX);
 	KUNIT_EXPECT_GT(test, tw_blog.max_n, 1);
 	KUNIT_EXPECT_GE(test, atomic_read(&tw_blog.calls),
@@ -2160,19 +2168,12 @@ static void twheel_test_batch_order(struct kunit *test)
 static void twheel_test_batch_classes(struct kunit *test)
 {
 	struct tw_batched *b = tw_batch_setup(test, 0);
-	u64 deadline = ktime_get() + 20 * NSEC_PER_MSEC;
 	unsigned int i;
 
 	/* Even ids from tw_batch_setup()'s place, odd ones from here. */
 	for (i = 1; i < TW_BATCH_TIMERS; i += 2)
 		twheel_timer_init_batch(&b[i].timer, tw_batch_fn, 0);
-	for (i = 0; i < TW_BATCH_TIMERS; i++)
-		KUNIT_ASSERT_EQ(test, twheel_add_on(&b[i].timer, deadline,
-						    TWHEEL_ABS, tw_home_cpu()), 0);
-	KUNIT_EXPECT_TRUE(test, wait_for_completion_timeout(&tw_blog.done,
-							    msecs_to_jiffies(TW_TIMEOUT_MS)));
-	tw_sleep_ms(20);
-	KUNIT_EXPECT_EQ(test, atomic_read(&tw_blog.fired), TW_BATCH_TIMERS);
+	tw_batch_fire(test, b);
 	if (IS_ENABLED(CONFIG_LOCKDEP))
 		KUNIT_EXPECT_EQ(test, tw_blog.max_n, 1);
 	else

@@ -110,32 +110,14 @@ static void die_with_test(pid_t test)
 		_exit(1);
 }
 
-/* The "fired" count of the client's file @i, from its fdinfo, or -1. */
-static long long client_fired(const struct gap *g, int i)
-{
-	char path[64], line[128];
-	long long fired = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", g->client,
-		 g->fds[i]);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "fired:", 6))
-			fired = strtoll(line + 6, NULL, 0);
-	fclose(f);
-	return fired;
-}
-
 /* Has every timer of the client fired? */
 static bool client_all_fired(const struct gap *g)
 {
 	int i;
 
 	for (i = 0; i < g->nfds; i++)
-		if (client_fired(g, i) < (long long)g->per_fd)
+		if (tw_fdinfo_of(g->client, g->fds[i], "fired") <
+		    (long long)g->per_fd)
 			return false;
 	return true;
 }

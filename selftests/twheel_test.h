@@ -235,15 +235,21 @@ static inline void tw_limits_restore(const unsigned long old[2])
 	tw_param_write("max_user_timers", old[1]);
 }
 
-/* The value of a "name:\tvalue" line of the fd's fdinfo, or -1. */
-static inline long long tw_fdinfo(int fd, const char *name)
+/*
+ * The value of a "name:\tvalue" line of the fdinfo of process @pid's @fd
+ * (0: this process's), or -1.
+ */
+static inline long long tw_fdinfo_of(int pid, int fd, const char *name)
 {
 	char path[64], line[128];
 	long long val = -1;
 	size_t len = strlen(name);
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	else
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
@@ -252,6 +258,12 @@ static inline long long tw_fdinfo(int fd, const char *name)
 			val = strtoll(line + len + 1, NULL, 0);
 	fclose(f);
 	return val;
+}
+
+/* The value of a "name:\tvalue" line of the fd's fdinfo, or -1. */
+static inline long long tw_fdinfo(int fd, const char *name)
+{
+	return tw_fdinfo_of(0, fd, name);
 }
 
 /*
