@@ -530,17 +530,29 @@ twheel_detach_if_pending(struct twheel_base *base, struct twheel_timer *timer)
 }
 
 /*
+ * Store @timer's flags, under its base's lock, with release: what the
+ * lock's holders stored before, a move's new CPU among them, comes with
+ * them to twheel_on_base().
+ */
+static void twheel_store_flags(struct twheel_timer *timer, u16 flags)
+{
+	/* Pairs with the smp_load_acquire() of twheel_on_base(). */
+	smp_store_release(&timer->flags, flags);
+}
+
+/*
  * Is @timer on @base, whose lock is held, and not moving? The flags first:
  * twheel_switch_base() sets TWHEEL_F_MIGRATING under the old base's lock
- * and clears it, with release, after it stores the new CPU, so a flag read
- * clear with acquire comes with the CPU of the move that cleared it. Read
- * the other way round, the old CPU, loaded just before a move stores the
- * new one, could pair with the flag the move clears just after.
+ * and clears it after it stores the new CPU, so flags read clear with
+ * acquire come with the CPU of the last move (the dead-CPU migration
+ * stores the CPU under both bases' locks). Read the other way round, the
+ * old CPU, loaded just before a move stores the new one, could pair with
+ * the flag the move clears just after.
  */
 static __always_inline bool twheel_on_base(const struct twheel_base *base,
 					   const struct twheel_timer *timer)
 {
-	/* Pairs with the smp_store_release() of twheel_switch_base(). */
+	/* Pairs with the smp_store_release() of twheel_store_flags(). */
 	return !(smp_load_acquire(&timer->flags) & TWHEEL_F_MIGRATING) &&
 	       READ_ONCE(timer->cpu) == base->cpu;
 }
@@ -574,14 +586,13 @@ static struct twheel_base *twheel_switch_base(struct twheel_base *base,
 					      struct twheel_timer *timer)
 	__releases(&base->lock) __acquires(&new_base->lock)
 {
-	WRITE_ONCE(timer->flags, timer->flags | TWHEEL_F_MIGRATING);
+	twheel_store_flags(timer, timer->flags | TWHEEL_F_MIGRATING);
 	twheel_releasing(base);
 	raw_spin_unlock(&base->lock);
 	raw_spin_lock(&new_base->lock);
 	twheel_held(new_base);
 	WRITE_ONCE(timer->cpu, new_base->cpu);
-	/* Pairs with the acquire of twheel_on_base(). */
-	smp_store_release(&timer->flags, timer->flags & ~TWHEEL_F_MIGRATING);
+	twheel_store_flags(timer, timer->flags & ~TWHEEL_F_MIGRATING);
 	return new_base;
 }
 
@@ -625,7 +636,7 @@ static void twheel_set_periodic(struct twheel_timer *timer, bool periodic)
 {
 	u16 flags = timer->flags & ~TWHEEL_F_PERIODIC;
 
-	WRITE_ONCE(timer->flags, periodic ? flags | TWHEEL_F_PERIODIC : flags);
+	twheel_store_flags(timer, periodic ? flags | TWHEEL_F_PERIODIC : flags);
 }
 
 /*
@@ -646,20 +657,17 @@ static void twheel_account_period(struct twheel_base *base,
 	if (timer->left != TWHEEL_FOREVER) {
 		missed = min_t(u64, missed, timer->left - 1);
 		WRITE_ONCE(timer->left, timer->left - missed - 1);
-		if (!timer->left)
-			twheel_set_periodic(timer, false);
 	}
 	timer->fired += missed * timer->period;
 	timer->overruns = min_t(u64, missed, U32_MAX);
 	/* A deadline past KTIME_MAX never comes: the count ends with this. */
 	if (timer->left &&
 	    (check_add_overflow(timer->fired, timer->period, &next) ||
-	     next > KTIME_MAX)) {
+	     next > KTIME_MAX))
 		WRITE_ONCE(timer->left, 0);
-		twheel_set_periodic(timer, false);
-	}
 	if (!timer->left) {
 		/* The last fire: the deadline is the one it delivers. */
+		twheel_set_periodic(timer, false);
 		WRITE_ONCE(timer->expires, timer->fired);
 		return;
 	}
@@ -1412,7 +1420,7 @@ static unsigned int twheel_add_some(struct twheel_timer **timers,
  *
  * As twheel_add() of each timer in turn, for callers that arm many at
  * once. The timers of the current CPU's wheel (those initialized, or last
- * armed, on this CPU: a fresh timer usually is) are filed 32 at a time
+ * armed, on this CPU: a fresh timer usually is) are filed 16 at a time
  * under one hold of its lock, and its hrtimer is programmed once per hold;
  * any other timer is armed by twheel_add() on its own, in its turn, so
  * that timers with the same tick still fire in array order. Interrupts
@@ -1676,7 +1684,7 @@ static int twheel_stop_locked(struct twheel_base *base,
 	lockdep_assert_held(&base->lock);
 
 	if (shutdown)
-		WRITE_ONCE(timer->flags, timer->flags | TWHEEL_F_SHUTDOWN);
+		twheel_store_flags(timer, timer->flags | TWHEEL_F_SHUTDOWN);
 	return twheel_detach_if_pending(base, timer);
 }
 
@@ -1841,7 +1849,7 @@ static unsigned int twheel_shutdown_some(struct twheel_timer **timers,
  * As twheel_shutdown_sync() of each timer in turn, for callers that tear
  * many down at once. Timers that follow one another in @timers on the same
  * wheel (those armed on one CPU: timers armed together usually are) are
- * shut down 32 at a time under one hold of its lock; a timer whose
+ * shut down 16 at a time under one hold of its lock; a timer whose
  * callback was running is then waited for on its own. Interrupts come in
  * between two holds: no loop runs over @n timers with them off.
  *
