@@ -2730,17 +2730,16 @@ static long twd_ioc_ring_setup(struct twd_ctx *ctx, union twd_ucmd *u)
 	spin_lock_irq(&ctx->wqh.lock);
 	/* Complete before seen: twd_mmap() reads it without our locks. */
 	smp_store_release(&ctx->ring, ring);
-	spin_unlock_irq(&ctx->wqh.lock);
 	/*
-	 * Events waiting for read() move in; readers wake to fail. Those the
-	 * ring has no room for are its backlog, flagged as a fire would.
+	 * Events waiting for read() move in (below); those the empty ring has
+	 * no room for are its backlog, flagged and counted as a fire's.
 	 */
-	twd_ring_fill_all(ctx);
-	spin_lock_irq(&ctx->wqh.lock);
-	if (!list_empty(&ctx->ready) && !ring->flagged)
-		twd_ring_overflow(ctx, ctx->nqueued);
+	if (ctx->nqueued > rs->entries)
+		twd_ring_overflow(ctx, ctx->nqueued - rs->entries);
 	spin_unlock_irq(&ctx->wqh.lock);
+	twd_ring_fill_all(ctx);
 	mutex_unlock(&ctx->mutex);
+	/* Blocked readers wake to fail. */
 	wake_up_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 	twd_ring_describe(ring, rs);
 	return 0;
