@@ -43,7 +43,7 @@ pkgs_for() {
 	case "$1" in
 	run) echo "$VM $STOCK" ;;
 	bench) k=$(kernel_pkgs "${2:-stock}") && echo "$VM $k python3 gnuplot-nox $URING" ;;
-	stress) echo "$VM $DEBUG" ;;
+	stress) echo "$VM $STOCK $DEBUG" ;;
 	check | ci) echo "$VM $STOCK $RT $STOCK612 $RT612 $DEBUG $STATIC $URING" ;;
 	*) echo "deps.sh: no target '$1' (run, bench, stress, check, ci)" >&2
 	   return 1 ;;

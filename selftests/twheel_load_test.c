@@ -82,7 +82,10 @@ struct gap {
 	__u64	per_fd;		/* timers on each */
 };
 
-/* The processes share struct gap: every access is a relaxed atomic one. */
+/*
+ * The processes share struct gap: every access is a relaxed atomic one,
+ * but to the client's files, which fences order before MEASURE.
+ */
 #define GET(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define SET(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
@@ -135,7 +138,8 @@ static void spin_on_cpu0(struct gap *g, pid_t test, int done)
 	__u64 last = tw_now(), now, d, look = 0;
 
 	die_with_test(test);
-	tw_pin(0);
+	if (tw_pin(0))
+		_exit(1);
 	while (GET(g->phase) != STOP) {
 		now = tw_now();
 		d = now - last;
@@ -347,7 +351,7 @@ FIXTURE_TEARDOWN(load)
 /*
  * The unprivileged client: arms its timers from CPU 0, then reads every
  * event on CPU 1, switching the spinner to measuring on the way. On a guest
- * of one CPU it waits for the last fire, stops the spinner, then reads.
+ * of one CPU it waits for the spinner to see the last fire, then reads.
  */
 static void client(struct gap *g, unsigned long n, int nfds, __u64 spread,
 		   pid_t test, int done)
@@ -409,7 +413,7 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 {
 	unsigned long n = env_ul("TWHEEL_LOAD_N", 50000);
 	unsigned long round = env_ul("TWHEEL_LOAD_ROUND", 0);
-	int nfds = env_ul("TWHEEL_LOAD_FILES", 1), status;
+	int nfds = env_ul("TWHEEL_LOAD_FILES", 1), status, spun;
 	__u64 tick = self->v.tick_ns;
 	bool icount = one_cpu();
 	/* The records' "what": instructions on the guest of one vCPU. */
@@ -440,26 +444,30 @@ TEST_F_TIMEOUT(load, pinned_task, 900)
 	spinner = fork();
 	ASSERT_LE(0, spinner);
 	if (!spinner) {
-		close(done[0]);
+		if (icount)
+			close(done[0]);
 		spin_on_cpu0(g, test, done[1]);
 	}
-	close(done[1]);
+	if (icount)
+		close(done[1]);
 	tw_sleep_ms(1000);			/* the quiet second */
 	SET(g->phase, ARMING);
 	cl = fork();
 	ASSERT_LE(0, cl);
 	if (!cl)
 		client(g, n, nfds, variant->spread_ns, test, done[0]);
-	close(done[0]);
+	if (icount)
+		close(done[0]);
 	waitpid(cl, &status, 0);
 	tw_sleep_ms(100);
 	SET(g->phase, STOP);
-	waitpid(spinner, NULL, 0);
+	waitpid(spinner, &spun, 0);
 	holds_read(&burst);
 	irqoff_write("0");
 	tw_limits_restore(old);
 
 	ASSERT_EQ(0, status) TH_LOG("client: %s", strerror(GET(g->err)));
+	ASSERT_EQ(0, spun) TH_LOG("the pinned task failed");
 	ASSERT_NE(0, GET(g->last)) TH_LOG("not every event arrived");
 	ASSERT_EQ(0, burst.hist_ret | control.hist_ret) TH_LOG("no irqoff hist");
 	/* One JSON record per line, printed in parts. */

@@ -10,7 +10,7 @@
 
 load_4m() {
 	local tick=$1 rc=0
-	load twheel "tick_us=$tick" && load twheel-dev || return 1
+	load twheel "tick_us=$tick" && load twheel-dev || { unload_all; return 1; }
 	TWHEEL_LOAD_N=4000000 TWHEEL_LOAD_FILES=4 \
 		/bin/selftests/twheel_load_test || rc=1
 	unload_all || rc=1
