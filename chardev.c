@@ -3257,7 +3257,7 @@ static void __init twd_default_limits(void)
 	if (!max_user_timers)
 		max_user_timers = user;
 	if (!max_timers)
-		max_timers = min_t(u64, user, TWD_FILE_TIMERS_MAX);
+		max_timers = min_t(u32, max_user_timers, TWD_FILE_TIMERS_MAX);
 }
 
 static int __init twd_init(void)

@@ -125,6 +125,17 @@ cli_refuses() {
 	twheelctl arm 1 1000 1000 4294967295 cancel 1
 }
 
+# A per-user limit given at load bounds a file's too, when max_timers
+# is left to its default.
+limits_at_load() {
+	local p=/sys/module/twheel_dev/parameters rc=0
+	load twheel && load twheel-dev max_user_timers=1000 || { unload_all; return 1; }
+	[ "$(cat $p/max_timers)" = 1000 ] ||
+		{ echo "max_timers $(cat $p/max_timers), not 1000"; rc=1; }
+	unload_all || rc=1
+	return $rc
+}
+
 kmemleak() {
 	local f=/sys/kernel/debug/kmemleak
 	[ -e $f ] || return 0
@@ -143,6 +154,7 @@ step "epoll example" twheel_epoll
 step "cli: bad arguments refused" cli_refuses
 step "epoll example, event ring" twheel_epoll --ring
 step "unload modules" unload_all
+have twheel-dev && step "limits: max_timers follows max_user_timers" limits_at_load
 step "hotplug: kernel timers move and fire once" hotplug_check
 step "unload: refused under a client, 20 cycles" unload_cycles 20
 step "kmemleak" kmemleak
