@@ -57,12 +57,13 @@ static int tw_open(void)
 	return ret;
 }
 
-static int parse_u64(const char *s, __u64 *val)
+/* A number in @base; 0: C's prefixes (a key may be 0x...). */
+static int parse_u64(const char *s, int base, __u64 *val)
 {
 	char *end;
 
 	errno = 0;
-	*val = strtoull(s, &end, 0);
+	*val = strtoull(s, &end, base);
 	if (errno || !*s || *end) {
 		fprintf(stderr, "twheelctl: bad number '%s'\n", s);
 		return -1;
@@ -246,18 +247,20 @@ static int command(int argc, char **argv)
 		return cmd_list() ? -1 : 1;
 	if (!strcmp(argv[0], "watch"))
 		return cmd_watch() ? -1 : 1;
-	if (argc < 2 || parse_u64(argv[1], &key))
+	if (argc < 2 || parse_u64(argv[1], 0, &key))
 		return -1;
 	if (!strcmp(argv[0], "cancel"))
 		return cmd_cancel(key) ? -1 : 2;
 	if (!strcmp(argv[0], "query"))
 		return cmd_query(key) ? -1 : 2;
-	if (strcmp(argv[0], "arm") || argc < 3 || parse_u64(argv[2], &delay))
+	/* Milliseconds in decimal (010 is 10), that fit in ns. */
+	if (strcmp(argv[0], "arm") || argc < 3 ||
+	    parse_u64(argv[2], 10, &delay) || delay > UINT64_MAX / MS)
 		return -1;
 	if (argc >= 5 && is_num(argv[3]) && is_num(argv[4]) &&
-	    !parse_u64(argv[3], &period) && !parse_u64(argv[4], &count)) {
+	    !parse_u64(argv[3], 10, &period) && !parse_u64(argv[4], 10, &count)) {
 		/* Not a count that wraps to 0, which means forever. */
-		if (count > UINT32_MAX)
+		if (count > UINT32_MAX || period > UINT64_MAX / MS)
 			return -1;
 		return cmd_arm(key, delay, period, count) ? -1 : 5;
 	}

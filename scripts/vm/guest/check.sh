@@ -112,12 +112,14 @@ observability() {
 
 hotplug_check() { load twheel && ttl_hotplug 200 3 && unload_one twheel; }
 
-# twheelctl refuses a count past 32 bits (it would wrap to 0, forever)
-# and an unknown command, with the usage and exit status 2.
+# twheelctl refuses a count past 32 bits (it would wrap to 0, forever),
+# a delay or period whose nanoseconds pass 64 bits (they would wrap to a
+# short timer) and an unknown command, with the usage and exit status 2.
 cli_refuses() {
 	command -v twheelctl >/dev/null || { echo "no twheelctl binary"; return 0; }
 	local args
-	for args in "arm 1 1000 1000 4294967296" "frob 1"; do
+	for args in "arm 1 1000 1000 4294967296" "arm 1 18446744073710" \
+		"arm 1 10 18446744073710 1" "frob 1"; do
 		# shellcheck disable=SC2086 # the arguments, split on purpose
 		twheelctl $args 2>/dev/null; [ $? = 2 ] ||
 			{ echo "twheelctl $args: not refused"; return 1; }
