@@ -25,6 +25,7 @@
 #include <linux/debugfs.h>
 #include <linux/hashtable.h>
 #include <linux/module.h>
+#include <linux/rcupdate.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -86,6 +87,8 @@ static int ttl_set(const char *name, u64 value, u64 ttl_ms)
 
 	if (strlen(name) >= TTL_NAME_MAX)
 		return -ENAMETOOLONG;
+	if (ttl_ms > KTIME_MAX / NSEC_PER_MSEC)
+		return -ERANGE;
 	new = kzalloc(sizeof(*new), GFP_KERNEL);
 	if (!new)
 		return -ENOMEM;
@@ -97,8 +100,9 @@ static int ttl_set(const char *name, u64 value, u64 ttl_ms)
 	key = ttl_find(name);
 	if (key) {
 		/* Replace: a new value and a new TTL, in O(1). */
-		key->value = value;
 		ret = twheel_mod(&key->timer, ttl_ms * NSEC_PER_MSEC, TWHEEL_REL);
+		if (ret >= 0)
+			key->value = value;
 	} else {
 		hash_add(ttl_table, &new->node, ttl_hash(name));
 		ret = twheel_add(&new->timer, ttl_ms * NSEC_PER_MSEC, TWHEEL_REL);
@@ -215,6 +219,12 @@ static void __exit ttl_exit(void)
 	debugfs_remove_recursive(ttl_dir);
 	while ((key = ttl_unlink(NULL)))
 		ttl_free(key);
+	/*
+	 * A callback that took its key off the table may still be running
+	 * this module's code. twheel runs callbacks that do not sleep with
+	 * bottom halves off, which an RCU grace period waits for.
+	 */
+	synchronize_rcu();
 }
 
 module_init(ttl_init);
