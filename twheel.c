@@ -185,10 +185,11 @@
 
 /*
  * Bounded work. Interrupts are off only while a base's lock is held, and
- * it is held for at most RUN_BATCH timers' fire bookkeeping (a batch
- * callback's TWHEEL_BATCH_MAX), or CASCADE_BATCH timers of a cascade, a
- * migration or a twheel_add_bulk(). A run reads the clock every RUN_BATCH
- * timers and yields after a slice of tick / RUN_SLICE_DIV, or, on a CPU
+ * it is held for one timer's fire bookkeeping (a batch callback's: up to
+ * TWHEEL_BATCH_MAX timers), or CASCADE_BATCH timers of a cascade, a
+ * migration, a twheel_add_bulk() or a twheel_shutdown_bulk(). A run reads
+ * the clock every RUN_BATCH timers (after a batch, if it had more) and
+ * yields after a slice of tick / RUN_SLICE_DIV, or, on a CPU
  * with nothing else to run, once a task or a softirq wants it after that,
  * RUN_IDLE_TICKS at the latest: see twheel_run(), twheel_hrtimer_fn() and
  * twheel_runner_fn().
@@ -1909,9 +1910,10 @@ EXPORT_SYMBOL_GPL(twheel_remaining);
  * twheel_fire_time - when the wheel fired the running callback's timer
  * @timer:	the timer whose callback is running, called from that callback
  *
- * The wheel reads the clock once for all the timers of a slot, as it
- * starts to run them: that time, at or after twheel_fired_deadline(), is the
- * fire time twheel accounts lateness with (debugfs, tracepoints). It saves
+ * The wheel reads the clock as a run starts and again every 16 timers (or
+ * batch of them): the latest read before the timer fired, at or after
+ * twheel_fired_deadline(), is the fire time twheel accounts lateness with
+ * (debugfs, tracepoints). It saves
  * a callback that reports when it fired a clocksource read of its own.
  *
  * Return: the fire time in CLOCK_MONOTONIC nanoseconds, or the current

@@ -173,8 +173,8 @@ struct twheel_version {
  * @flags: TWHEEL_ARM_ABS: @expiry_ns is an absolute time of the timer's
  *	clock (of the caller's time namespace), else nanoseconds from now;
  *	TWHEEL_ARM_REPLACE: a timer with @key is cancelled (its unread event
- *	discarded) and replaced atomically, else an existing @key fails with
- *	-EEXIST;
+ *	discarded, unless already in the ring) and replaced atomically, else
+ *	an existing @key fails with -EEXIST;
  *	TWHEEL_ARM_BOOTTIME or TWHEEL_ARM_REALTIME (not both, else -EINVAL):
  *	the timer's clock, CLOCK_MONOTONIC without either (needs
  *	TWHEEL_FEATURE_CLOCKS);
@@ -259,7 +259,8 @@ struct twheel_arm_batch {
  * @key: the timer
  *
  * The timer is stopped, its unread event (if any) discarded and its key
- * freed.
+ * freed. An event already written to the ring stays there: a process that
+ * reuses keys tells the old timer's events from the new one's by @data.
  */
 struct twheel_cancel {
 	__u32 size;
@@ -464,7 +465,8 @@ struct twheel_event {
  * and TWHEEL_RING_OVERFLOW is set in @flags until the backlog is empty.
  * The backlog moves into the ring, in firing order and ahead of new
  * events, as slots free: on the next fire, poll(), TWHEEL_IOC_RING_FLUSH or
- * any other ioctl. A process that reaped events and sees
+ * any other ioctl but TWHEEL_IOC_VERSION and TWHEEL_IOC_RING_SETUP. A
+ * process that reaped events and sees
  * TWHEEL_RING_OVERFLOW after storing the head (with a full barrier
  * between the store and the load, __atomic_thread_fence(__ATOMIC_SEQ_CST);
  * the kernel has one between setting the flag and reading the head) calls
