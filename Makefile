@@ -130,12 +130,15 @@ vm-%:
 # counts instructions (1 ns each): the bounds of "Bounded work" in
 # Documentation/twheel.rst, without the host's preemption of the vCPU
 # (scripts/vm/guest/holds.sh; make bench's second boot).
+# vm-icount-load: make stress's first boot (scripts/vm/guest/load.sh).
 ICOUNT_QEMU_ARGS = -smp 1 -icount shift=0
-vm-icount-check: export TWHEEL_QEMU_ARGS = $(ICOUNT_QEMU_ARGS)
-vm-icount-check: export TWHEEL_VM_MEM ?= 4096
-vm-icount-check: export override TWHEEL_GUEST_ENV += clocksource=tsc
+vm-icount-%: export TWHEEL_QEMU_ARGS = $(ICOUNT_QEMU_ARGS)
+vm-icount-%: export TWHEEL_VM_MEM ?= 4096
+vm-icount-%: export override TWHEEL_GUEST_ENV += clocksource=tsc
 vm-icount-check:
 	$(VM)/run-vm.sh stock holds
+vm-icount-load:
+	$(VM)/run-vm.sh stock load
 
 run:
 	@$(DEPS) run
@@ -158,9 +161,7 @@ stress: export TWHEEL_VM_TIMEOUT ?= 7200
 stress: export TWHEEL_VM_MEM ?= 4096
 stress:
 	@$(DEPS) stress
-	TWHEEL_QEMU_ARGS='$(ICOUNT_QEMU_ARGS)' \
-	TWHEEL_GUEST_ENV='$(TWHEEL_GUEST_ENV) clocksource=tsc' \
-		$(VM)/run-vm.sh stock load
+	$(MAKE) vm-icount-load
 	$(MAKE) vm-debug-stress
 # The kernel benchmark holds up to 10M timers at once: give the guest room.
 # The guest reads the TSC, as real machines do (under TCG each HPET read is
@@ -265,4 +266,4 @@ check:
 		$(OUT)/check/style $(OUT)/check/sparse $(OUT)/check/docs \
 		$(OUT)/check/packaging
 
-.PHONY: all module install install-lib dkms-build dkms-install clean debug-kernel userspace compat-new run stress bench insns hostprof guestprof style sparse docs check vm-icount-check
+.PHONY: all module install install-lib dkms-build dkms-install clean debug-kernel userspace compat-new run stress bench insns hostprof guestprof style sparse docs check vm-icount-check vm-icount-load
