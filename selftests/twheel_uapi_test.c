@@ -53,10 +53,29 @@ struct event_v2 {
 	__aligned_u64 clockid;		/* unknown to this kernel */
 };
 
-/* Today's structs are the first ones, but for twheel_arm's slack_ns. */
+/*
+ * Today's structs are the first ones, but for twheel_arm's and
+ * twheel_query's slack_ns.
+ */
 static_assert(sizeof(struct twheel_version) == TWHEEL_VERSION_SIZE_VER0, "");
 static_assert(sizeof(struct twheel_arm) == TWHEEL_ARM_SIZE_VER0 + 8, "");
 static_assert(sizeof(struct twheel_event) == TWHEEL_EVENT_SIZE_VER0, "");
+static_assert(sizeof(struct twheel_query) == TWHEEL_QUERY_SIZE_VER0 + 8, "");
+/* An ioctl number keeps its struct's first size as the struct grows. */
+static_assert(_IOC_SIZE(TWHEEL_IOC_VERSION) == TWHEEL_VERSION_SIZE_VER0, "");
+static_assert(_IOC_SIZE(TWHEEL_IOC_ARM) == TWHEEL_ARM_SIZE_VER0, "");
+static_assert(_IOC_SIZE(TWHEEL_IOC_ARM_BATCH) == TWHEEL_ARM_BATCH_SIZE_VER0, "");
+static_assert(_IOC_SIZE(TWHEEL_IOC_CANCEL) == TWHEEL_CANCEL_SIZE_VER0, "");
+static_assert(_IOC_SIZE(TWHEEL_IOC_CANCEL_BATCH) ==
+	      TWHEEL_CANCEL_BATCH_SIZE_VER0, "");
+static_assert(_IOC_SIZE(TWHEEL_IOC_MODIFY) == TWHEEL_MODIFY_SIZE_VER0, "");
+static_assert(_IOC_SIZE(TWHEEL_IOC_QUERY) == TWHEEL_QUERY_SIZE_VER0, "");
+static_assert(_IOC_SIZE(TWHEEL_IOC_CANCEL_ALL) == TWHEEL_CANCEL_ALL_SIZE_VER0,
+	      "");
+static_assert(_IOC_SIZE(TWHEEL_IOC_RING_SETUP) ==
+	      TWHEEL_RING_SETUP_SIZE_VER0, "");
+static_assert(_IOC_SIZE(TWHEEL_IOC_RING_FLUSH) ==
+	      TWHEEL_RING_FLUSH_SIZE_VER0, "");
 
 FIXTURE(uapi) {
 	struct twl tw;

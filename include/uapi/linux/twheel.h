@@ -47,8 +47,8 @@
  * the caller can retry with the fields the kernel knows. Structs the ioctl
  * fills in are copied out for min(@size, kernel's size) bytes; the caller's
  * bytes beyond are left as they were (zero, as they had to be). The size
- * encoded in the ioctl number is that of the first version and is not
- * checked: the @size field is authoritative. Every __reserved field must be
+ * encoded in the ioctl number is the struct's *_SIZE_VER0, whatever size
+ * it grows to, and is not checked: the @size field is authoritative. Every __reserved field must be
  * zero and every unknown @flags bit must be clear, else -EINVAL.
  *
  * read() returns records of the size the file's user asked for in
@@ -564,15 +564,22 @@ struct twheel_ring_flush {
 	__u32 flags;
 };
 
-#define TWHEEL_IOC_VERSION	_IOWR(TWHEEL_IOC_MAGIC, 0x00, struct twheel_version)
-#define TWHEEL_IOC_ARM		_IOW(TWHEEL_IOC_MAGIC, 0x01, struct twheel_arm)
-#define TWHEEL_IOC_ARM_BATCH	_IOW(TWHEEL_IOC_MAGIC, 0x02, struct twheel_arm_batch)
-#define TWHEEL_IOC_CANCEL	_IOW(TWHEEL_IOC_MAGIC, 0x03, struct twheel_cancel)
-#define TWHEEL_IOC_CANCEL_BATCH	_IOW(TWHEEL_IOC_MAGIC, 0x04, struct twheel_cancel_batch)
-#define TWHEEL_IOC_MODIFY	_IOW(TWHEEL_IOC_MAGIC, 0x05, struct twheel_modify)
-#define TWHEEL_IOC_QUERY	_IOWR(TWHEEL_IOC_MAGIC, 0x06, struct twheel_query)
-#define TWHEEL_IOC_CANCEL_ALL	_IOW(TWHEEL_IOC_MAGIC, 0x07, struct twheel_cancel_all)
-#define TWHEEL_IOC_RING_SETUP	_IOWR(TWHEEL_IOC_MAGIC, 0x08, struct twheel_ring_setup)
-#define TWHEEL_IOC_RING_FLUSH	_IOW(TWHEEL_IOC_MAGIC, 0x09, struct twheel_ring_flush)
+/*
+ * The size in an ioctl number is its struct's *_SIZE_VER0, for good: the
+ * struct may grow, its ioctl number stays.
+ */
+#define TWHEEL_IOC(dir, nr, size)	_IOC(dir, TWHEEL_IOC_MAGIC, nr, size)
+#define TWHEEL_IOC_RW			(_IOC_READ | _IOC_WRITE)
+
+#define TWHEEL_IOC_VERSION	TWHEEL_IOC(TWHEEL_IOC_RW, 0x00, TWHEEL_VERSION_SIZE_VER0)
+#define TWHEEL_IOC_ARM		TWHEEL_IOC(_IOC_WRITE, 0x01, TWHEEL_ARM_SIZE_VER0)
+#define TWHEEL_IOC_ARM_BATCH	TWHEEL_IOC(_IOC_WRITE, 0x02, TWHEEL_ARM_BATCH_SIZE_VER0)
+#define TWHEEL_IOC_CANCEL	TWHEEL_IOC(_IOC_WRITE, 0x03, TWHEEL_CANCEL_SIZE_VER0)
+#define TWHEEL_IOC_CANCEL_BATCH	TWHEEL_IOC(_IOC_WRITE, 0x04, TWHEEL_CANCEL_BATCH_SIZE_VER0)
+#define TWHEEL_IOC_MODIFY	TWHEEL_IOC(_IOC_WRITE, 0x05, TWHEEL_MODIFY_SIZE_VER0)
+#define TWHEEL_IOC_QUERY	TWHEEL_IOC(TWHEEL_IOC_RW, 0x06, TWHEEL_QUERY_SIZE_VER0)
+#define TWHEEL_IOC_CANCEL_ALL	TWHEEL_IOC(_IOC_WRITE, 0x07, TWHEEL_CANCEL_ALL_SIZE_VER0)
+#define TWHEEL_IOC_RING_SETUP	TWHEEL_IOC(TWHEEL_IOC_RW, 0x08, TWHEEL_RING_SETUP_SIZE_VER0)
+#define TWHEEL_IOC_RING_FLUSH	TWHEEL_IOC(_IOC_WRITE, 0x09, TWHEEL_RING_FLUSH_SIZE_VER0)
 
 #endif /* _UAPI_LINUX_TWHEEL_H */
