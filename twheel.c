@@ -2080,6 +2080,8 @@ static ssize_t twheel_irqoff_write(struct file *file, const char __user *ubuf,
 		struct twheel_base *base = per_cpu(twheel_bases, cpu);
 
 		twheel_lock(base);
+		/* A hold the last accounting did not see end: not timed. */
+		base->held_at = 0;
 		base->stats.irqoff_max_ns = 0;
 		base->stats.irqoff_holds = 0;
 		base->stats.irqoff_long = 0;

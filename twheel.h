@@ -161,7 +161,7 @@ u64 twheel_tick_ns(void);
  * @pending:		armed timers, expired sleepable ones not yet run included
  * @fired:		callbacks run
  * @cascaded:		timers moved to a lower level
- * @cancelled:		pending timers cancelled or re-armed
+ * @cancelled:		pending timers taken off by a cancel or a shutdown
  * @wakeups:		runs of the wheel's hrtimer
  * @slices:		slices of a backlog run by the CPU's runner thread,
  *			when the CPU had nothing else to run
