@@ -94,10 +94,11 @@
  * deadline. The grid is kept in the timer as the exponent s, one byte, and
  * applies to every filing of the timer: a periodic timer's deadlines stay
  * exact (no drift), each one's fire is rounded anew. A slot is still due at
- * its latest deadline, so a timer alone on its grid point fires at its
- * deadline; slack only lets timers wait for each other. The rounding is the
- * wheel's own (wheel_timer_tick()): a timer must not change grids while it
- * is filed, so twheel_set_slack() files a pending timer again.
+ * its latest deadline, so a timer alone on its grid point of level 0 fires
+ * at its deadline (one filed higher may fire when its slot drains, earlier
+ * in its window); slack only lets timers wait for each other. The rounding
+ * is the wheel's own (wheel_timer_tick()): a timer must not change grids
+ * while it is filed, so twheel_set_slack() files a pending timer again.
  *
  * Callbacks run in softirq context (from the hrtimer, or with bottom halves
  * off in the CPU's runner, see below), or in process context on a per-CPU

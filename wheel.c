@@ -767,10 +767,12 @@ static bool wheel_may_expire(const struct wheel *w, unsigned int idx,
 
 /*
  * May slot @idx start draining at @drain_tick, while others drain? Not
- * while its level drains another slot; not before a span being drained
- * starts, as @clk, which moves to @drain_tick, must not pass the ticks of
- * its timers; and not inside a span being drained, so that spans being
- * drained never overlap.
+ * while its level drains another slot; not at or after the start of a
+ * span being drained: @clk, which moves to @drain_tick, must not pass the
+ * ticks of its timers, nor reach its start, from which level 0 reaches
+ * past the span, to slots that wheel_may_expire() would let expire before
+ * the span's timers; and not inside a span being drained, so that spans
+ * being drained never overlap.
  */
 static bool wheel_may_drain(const struct wheel *w, unsigned int idx,
 			    u64 drain_tick)
@@ -782,7 +784,7 @@ static bool wheel_may_drain(const struct wheel *w, unsigned int idx,
 	    wheel_draining(w, start) != WHEEL_NONE)
 		return false;
 	for (lvl = 1; w->draining >> lvl; lvl++)
-		if ((w->draining & BIT(lvl)) && w->drain_start[lvl] < drain_tick)
+		if ((w->draining & BIT(lvl)) && w->drain_start[lvl] <= drain_tick)
 			return false;
 	return true;
 }

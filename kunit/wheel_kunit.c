@@ -542,7 +542,8 @@ static void wt_check_wheel(struct wt *wt)
 			 * being drained, which holds its span.
 			 */
 			if (idx == w->drain[lvl]) {
-				if (tick < w->drain_start[lvl] ||
+				if ((tick < w->clk && !tm->clamped) ||
+				    tick < w->drain_start[lvl] ||
 				    tick - w->drain_start[lvl] >= LVL_GRAN(lvl) ||
 				    w->clk < wt_drain_tick(tick, lvl))
 					WT_FAIL(wt, "timer %ld (tick %llu) in draining slot %u",
@@ -1484,6 +1485,43 @@ static void wheel_test_emptied(struct kunit *test)
 }
 
 /*
+ * A drain at level 2 whose drain tick is the start of a level-1 span still
+ * draining waits for it: @clk at that start would let level 0 reach the
+ * next granule, whose slots would expire before the span's timers (ticks
+ * 40960-40999, granule 640 of level 1, drains from tick 40896; the level-2
+ * slot of tick 46000 drains at 40960). The level-1 timers moved down are
+ * cancelled, and a timer of the next granule is due when the wheel runs.
+ */
+static void wheel_test_drain_span_order(struct kunit *test)
+{
+	const u64 ms = NSEC_PER_MSEC;
+	struct wt *wt = wt_new(test, ms, 37000 * ms, 42);
+	unsigned int i, left = 16;
+	bool due = false;
+
+	for (i = 0; i < 40; i++)
+		wt_arm(wt, &wt->timers[i], (40960 + i) * ms);
+	wt_arm(wt, &wt->timers[40], 46000 * ms);
+	wt->now = 40960 * ms + 1;
+	KUNIT_EXPECT_EQ(test, wheel_advance(wt->w, wt->now, &left), WHEEL_AGAIN);
+	for (i = 0; i < 40; i++)
+		if (!wheel_lvl(wheel_slot_of(wt->w, &wt->timers[i].t)))
+			wt_cancel(wt, &wt->timers[i]);
+	wt_check_wheel(wt);
+	wt_arm(wt, &wt->timers[41], 41030 * ms);
+	wt->now = 41030 * ms;
+	left = 16;
+	wt_step(wt, &due, &left);
+	/* Not due before the span's timers, nor @clk past them. */
+	KUNIT_EXPECT_NULL(test, wheel_first_due(wt->w, wt->now));
+	KUNIT_EXPECT_LT(test, wt->w->clk, 40960ULL);
+	wt_check_wheel(wt);
+	wt_run_events(wt, KTIME_MAX);
+	KUNIT_EXPECT_EQ(test, wt->npending, 0);
+	KUNIT_EXPECT_LT(test, wt->timers[39].order, wt->timers[41].order);
+}
+
+/*
  * A slot that splices into one above level 0, its timers on several ticks,
  * does so by the drain tick of the slot it goes to, from which they move
  * one by one: a granule ahead of them, as every drain starts, not at the
@@ -2001,6 +2039,7 @@ static struct kunit_case wheel_test_cases[] = {
 	KUNIT_CASE(wheel_test_forward),
 	KUNIT_CASE(wheel_test_emptied),
 	KUNIT_CASE(wheel_test_splice_drain_lead),
+	KUNIT_CASE(wheel_test_drain_span_order),
 	KUNIT_CASE(wheel_test_slack_grid),
 	KUNIT_CASE(wheel_test_slack_window),
 	KUNIT_CASE(wheel_test_slack_coalesce),
