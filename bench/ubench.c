@@ -807,9 +807,11 @@ static int uring_init(struct io_uring *ring)
 }
 
 /*
- * Queue @n IORING_OP_TIMEOUTs, relative: each at @deadline (absolute,
- * converted when its SQE is filled) or, if 0, at a random delay; submit
- * them URING_SQ at a time. The kernel copies each timespec at submission.
+ * Queue @n IORING_OP_TIMEOUTs: each at @deadline, absolute
+ * (IORING_TIMEOUT_ABS, CLOCK_MONOTONIC), so that all are due at that
+ * instant, however long their submission takes; or, if @deadline is 0,
+ * at a random delay, relative, as an application arms timeouts. Submit
+ * them URING_SQ at a time; the kernel copies each timespec at submission.
  */
 static int uring_arm_n(struct io_uring *ring, unsigned int n, __u64 deadline)
 {
@@ -819,26 +821,44 @@ static int uring_arm_n(struct io_uring *ring, unsigned int n, __u64 deadline)
 	while (i < n) {
 		for (j = 0; j < URING_SQ && i < n; j++, i++) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
-			__u64 rel;
+			__u64 t = deadline ?: rnd_delay(NSEC_PER_SEC, HOUR_NS);
 
 			if (!sqe)
 				return -1;
-			if (deadline) {
-				__u64 now = now_ns();
-
-				rel = deadline > now ? deadline - now : 0;
-			} else {
-				rel = rnd_delay(NSEC_PER_SEC, HOUR_NS);
-			}
-			ts[j].tv_sec = rel / NSEC_PER_SEC;
-			ts[j].tv_nsec = rel % NSEC_PER_SEC;
-			io_uring_prep_timeout(sqe, &ts[j], 0, 0);
+			ts[j].tv_sec = t / NSEC_PER_SEC;
+			ts[j].tv_nsec = t % NSEC_PER_SEC;
+			io_uring_prep_timeout(sqe, &ts[j], 0,
+					      deadline ? IORING_TIMEOUT_ABS : 0);
 			io_uring_sqe_set_data64(sqe, i);
 		}
 		if (io_uring_submit(ring) != (int)j)
 			return -1;
 	}
 	return 0;
+}
+
+/* The next power of two pages from @bytes: the page allocator's order. */
+static double pow2_pages(size_t bytes)
+{
+	size_t pages = 1, page = sysconf(_SC_PAGESIZE);
+
+	while (pages * page < bytes)
+		pages *= 2;
+	return pages * (double)page;
+}
+
+/*
+ * Bytes of @ring's rings and SQE array, which come from the page allocator
+ * (6.1's io_mem_alloc(): a power of two pages each), neither slab objects
+ * nor in VmallocUsed: the counterpart of twheel's ring in tw_pages().
+ */
+static double uring_pages(const struct io_uring *ring)
+{
+	size_t rings = ring->sq.ring_sz > ring->cq.ring_sz ?
+		       ring->sq.ring_sz : ring->cq.ring_sz;
+
+	return pow2_pages(rings) +
+	       pow2_pages(ring->sq.ring_entries * sizeof(struct io_uring_sqe));
 }
 
 static void arm_uring(unsigned int n)
@@ -858,7 +878,8 @@ static void arm_uring(unsigned int n)
 	jint("n", n);
 	jint("batch", URING_SQ);
 	jrate(n, t0, t1);
-	jkmem(before, n);
+	jnum("ring_bytes", uring_pages(&ring));
+	jkmem_pages(before, n, uring_pages(&ring));
 	jend();
 	/* Exit cancels the pending timeouts. */
 	io_uring_queue_exit(&ring);
