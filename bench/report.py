@@ -361,6 +361,13 @@ def add_lateness(t, res, tick):
                          None if d is None or tick is None else med(d) <= tick / 10)
             else:
                 t.row(metric, {'twheel': spread(f_time, d)})
+        late = [f for f in FIRE_FACS
+                if any(v is False for v in res.by_round(
+                    'lateness', lambda r: r.get('armed_in_time'), fac=f,
+                    range=rng).values())]
+        if late:
+            t.row(f'(lateness {desc}: armed after the first deadline in some '
+                  f'round: {", ".join(late)})', {})
         early, total = {}, {}
         for f in FIRE_FACS:
             rounds = res.by_round('lateness', lambda r: (r.get('early'), r.get('n')),

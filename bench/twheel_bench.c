@@ -30,8 +30,9 @@
  *            the slot; timer_list and hrtimer have none to give, so their
  *            callbacks read the clock, each in its own phase. The
  *            "flood" range is lateness under load: @flood_n (1M) timers
- *            due over 10 s, in the first @flood_rounds rounds; the same
- *            load as ubench's keyed timers through /dev/twheel.
+ *            due over 10 s, from an origin after their arming, in the
+ *            first @flood_rounds rounds; the same load as ubench's keyed
+ *            timers through /dev/twheel.
  *  wakeups   runs of twheel's per-CPU hrtimer per second: idle, one timer an
  *            hour away, and N timers spread over an hour (measured once)
  *  slack     the same with slack_n timers due over an hour, each with a
@@ -1168,7 +1169,7 @@ static unsigned int tb_hist_bucket(s64 late)
 
 static void tb_lateness_report(enum tb_fac fac, const char *range,
 			       unsigned int round, struct tb_item *items,
-			       u32 n, s64 *late)
+			       u32 n, s64 *late, int in_time)
 {
 	u32 i, fired = 0, early = 0, hist[TB_HIST] = {};
 
@@ -1186,6 +1187,8 @@ static void tb_lateness_report(enum tb_fac fac, const char *range,
 	tb_jround(round);
 	tb_ju64("n", n);
 	tb_ju64("fired", fired);
+	if (in_time >= 0)
+		tb_jadd(",\"armed_in_time\":%s", in_time ? "true" : "false");
 	if (fired) {
 		sort(late, fired, sizeof(*late), tb_cmp_s64, NULL);
 		tb_ju64("early", early);
@@ -1202,24 +1205,43 @@ static void tb_lateness_report(enum tb_fac fac, const char *range,
 }
 
 /*
+ * The flood's delays count from one origin this far out, so that each
+ * facility has armed its timers before the first comes due and all carry
+ * the same load: counted from each timer's arming, hrtimer's, which takes
+ * seconds to arm 1M (rbtree inserts) where the wheels take half of one,
+ * would come due over a longer stretch, partly while it still arms.
+ */
+#define TB_FLOOD_ARM_NS		(5 * NSEC_PER_SEC)
+
+/*
  * One facility alone: @n timers with the delays @delay, then the report.
  * @sparse arms them one at a time, each when the one before has fired: a
- * timer alone in its wheel slot, as most are on a quiet system.
+ * timer alone in its wheel slot, as most are on a quiet system. @flood
+ * counts the delays from one origin, TB_FLOOD_ARM_NS out, and reports
+ * whether the arming was done before the first deadline; else each delay
+ * counts from its timer's arming.
  */
 static int tb_lateness_phase(enum tb_fac fac, const char *range,
 			     unsigned int round, const u64 *delay, u64 hi,
-			     u32 n, bool sparse, s64 *late)
+			     u32 n, bool sparse, bool flood, s64 *late)
 {
 	struct tb_item *items = tb_items_alloc(fac, n);
+	u64 now, first = U64_MAX, origin = 0;
+	int in_time = -1;
 	u32 i;
 
 	if (!items)
 		return -ENOMEM;
 	tb_run_reset(n, true);
 	tb_run.sparse = sparse;
+	if (flood)
+		origin = ktime_get_ns() + TB_FLOOD_ARM_NS;
 	for (i = 0; i < n; i++) {
-		items[i].deadline = ktime_get_ns() + delay[i];
-		tb_item_arm(fac, items + i, jiffies + tb_jiffies(delay[i]));
+		now = ktime_get_ns();
+		items[i].deadline = (origin ?: now) + delay[i];
+		first = min(first, items[i].deadline);
+		tb_item_arm(fac, items + i,
+			    jiffies + tb_jiffies(items[i].deadline - now));
 		if (sparse)
 			wait_event_timeout(tb_run.wq,
 					   atomic_read(&tb_run.count) > i,
@@ -1227,20 +1249,24 @@ static int tb_lateness_phase(enum tb_fac fac, const char *range,
 		else if (!(i % CHUNK))
 			cond_resched();
 	}
+	if (flood)
+		in_time = ktime_get_ns() < first;
 	if (!sparse)
-		tb_fire_wait(hi + hi / 4 + 2 * NSEC_PER_SEC);
+		tb_fire_wait(hi + hi / 4 + 2 * NSEC_PER_SEC +
+			     (flood ? TB_FLOOD_ARM_NS : 0));
 	tb_items_stop(fac, items, n);
-	tb_lateness_report(fac, range, round, items, n, late);
+	tb_lateness_report(fac, range, round, items, n, late, in_time);
 	vfree(items);
 	return 0;
 }
 
 /*
  * Round @round of a lateness run: @n delays in [@lo, @hi), then each
- * facility alone with them, in turn, the order rotating with @round.
+ * facility alone with them, in turn, the order rotating with @round;
+ * @sparse and @flood as tb_lateness_phase() takes them.
  */
 static int tb_lateness(const char *range, u64 lo, u64 hi, u32 n,
-		       bool sparse, unsigned int round)
+		       bool sparse, bool flood, unsigned int round)
 {
 	u64 *delay = vmalloc(array_size(n, sizeof(*delay)));
 	s64 *late = vmalloc(array_size(n, sizeof(*late)));
@@ -1254,7 +1280,8 @@ static int tb_lateness(const char *range, u64 lo, u64 hi, u32 n,
 	ret = 0;
 	for (i = 0; i < NR_FIRE_FAC && !ret; i++)
 		ret = tb_lateness_phase((round + i) % NR_FIRE_FAC, range,
-					round, delay, hi, n, sparse, late);
+					round, delay, hi, n, sparse, flood,
+					late);
 out_free:
 	vfree(late);
 	vfree(delay);
@@ -1389,16 +1416,19 @@ static int tb_all_fires(void)
 		return count;
 	for (r = 0; r < rounds && !ret; r++) {
 		ret = tb_lateness("short", NSEC_PER_MSEC, 50 * NSEC_PER_MSEC,
-				  lat_n, false, r);
+				  lat_n, false, false, r);
 		if (!ret)
 			ret = tb_lateness("long", NSEC_PER_SEC,
-					  5 * NSEC_PER_SEC, lat_n, false, r);
+					  5 * NSEC_PER_SEC, lat_n, false, false,
+					  r);
 		if (!ret)
 			ret = tb_lateness("sparse", NSEC_PER_MSEC,
-					  50 * NSEC_PER_MSEC, sparse_n, true, r);
+					  50 * NSEC_PER_MSEC, sparse_n, true,
+					  false, r);
 		if (!ret && flood_n && r < flood_rounds)
 			ret = tb_lateness("flood", NSEC_PER_SEC,
-					  11 * NSEC_PER_SEC, flood_n, false, r);
+					  11 * NSEC_PER_SEC, flood_n, false,
+					  true, r);
 		for (i = 0; i < count && !ret; i++)
 			for (f = 0; f < NR_FIRE_FAC && !ret; f++)
 				ret = tb_burst((r + f) % NR_FIRE_FAC, ns[i], r);
