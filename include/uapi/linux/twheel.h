@@ -464,8 +464,9 @@ struct twheel_event {
  * @overruns), @overflow counts it,
  * and TWHEEL_RING_OVERFLOW is set in @flags until the backlog is empty.
  * The backlog moves into the ring, in firing order and ahead of new
- * events, as slots free: on the next fire, poll(), TWHEEL_IOC_RING_FLUSH or
- * any other ioctl but TWHEEL_IOC_VERSION and TWHEEL_IOC_RING_SETUP. A
+ * events, as slots free: on the next fire that queues an event (not one
+ * that folds into a waiting one), poll(), TWHEEL_IOC_RING_FLUSH or any
+ * other ioctl but TWHEEL_IOC_VERSION and TWHEEL_IOC_RING_SETUP. A
  * process that reaped events and sees
  * TWHEEL_RING_OVERFLOW after storing the head (with a full barrier
  * between the store and the load, __atomic_thread_fence(__ATOMIC_SEQ_CST);
