@@ -1278,8 +1278,9 @@ static noinline int twheel_mod_any(struct twheel_timer *timer,
  * __twheel_timer_init - initialize a timer: use twheel_timer_init()
  * @timer:	the timer, usually embedded in the caller's object
  * @function:	the callback; it receives @timer (use container_of())
- * @flags:	%TWHEEL_PINNED: once added, the timer stays on its CPU (else
- *		every arming of an idle timer moves it to the current CPU);
+ * @flags:	%TWHEEL_PINNED: the timer stays on its CPU, the one that
+ *		ran this or that twheel_add_on() names (else every arming
+ *		of an idle timer moves it to the current CPU);
  *		%TWHEEL_SLEEPABLE: @function runs in process context on a
  *		workqueue and may sleep (else it runs in softirq context);
  *		%TWHEEL_BATCH: set by twheel_timer_init_batch(), which stores
@@ -1317,10 +1318,11 @@ EXPORT_SYMBOL_GPL(__twheel_timer_init);
  * @expires:	the deadline, read as @mode says
  * @mode:	%TWHEEL_REL (ns from now) or %TWHEEL_ABS (CLOCK_MONOTONIC ns)
  *
- * The timer fires on the current CPU's wheel (or its own CPU's if it is
- * %TWHEEL_PINNED) within one tick after the deadline, never before it. A
- * deadline in the past fires at once. Any context; may be called from the
- * timer's own callback.
+ * The timer fires on the current CPU's wheel (if it is %TWHEEL_PINNED, on
+ * its own CPU's: the one that initialized it, or the last one
+ * twheel_add_on() named) within one tick after the deadline, never before
+ * it. A deadline in the past fires at once. Any context; may be called
+ * from the timer's own callback.
  *
  * Return:
  * * 0		- armed
@@ -1914,7 +1916,8 @@ EXPORT_SYMBOL_GPL(twheel_remaining);
  * The wheel reads the clock as a run starts and again every 16 timers (or
  * batch of them): the latest read before the timer fired, at or after
  * twheel_fired_deadline(), is the fire time twheel accounts lateness with
- * (debugfs, tracepoints). It saves
+ * (debugfs, tracepoints); for a %TWHEEL_SLEEPABLE timer, the clock read as
+ * the work item runs its callback. It saves
  * a callback that reports when it fired a clocksource read of its own.
  *
  * Return: the fire time in CLOCK_MONOTONIC nanoseconds, or the current

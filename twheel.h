@@ -14,7 +14,7 @@
 #include <linux/types.h>
 
 /* Flags for twheel_timer_init(); the high bits are twheel's own state. */
-#define TWHEEL_PINNED		0x00000001U	/* stay on the CPU it was added on */
+#define TWHEEL_PINNED		0x00000001U	/* stay on its CPU, see twheel_add() */
 #define TWHEEL_SLEEPABLE	0x00000002U	/* callback runs in process context */
 #define TWHEEL_BATCH		0x00000004U	/* see twheel_timer_init_batch() */
 #define TWHEEL_INIT_FLAGS	(TWHEEL_PINNED | TWHEEL_SLEEPABLE | TWHEEL_BATCH)
@@ -169,7 +169,8 @@ u64 twheel_tick_ns(void);
  *			next slices (the runner's or the hrtimer's), see
  *			"Bounded work" in twheel.rst
  * @early:		fires before their deadline (a bug: always 0)
- * @lateness:		fires by lateness in ticks, taken when their slot runs:
+ * @lateness:		fires by lateness in ticks, taken when their slot runs
+ *			(a sleepable timer's when the work item runs it):
  *			[0] under one tick, then
  *			[n] from 2^(n-1) up to 2^n ticks, the last one open
  * @level_pending:	timers filed at each level
@@ -203,7 +204,9 @@ int twheel_cpu_stats(unsigned int cpu, struct twheel_stats *stats);
  * @timer: an initialized timer
  *
  * A lockless snapshot: the answer may be stale by the time it is used
- * unless the caller serializes against every other operation on @timer.
+ * unless the caller serializes against every other operation on @timer;
+ * even then, while a dead CPU's timers move to another wheel, a pending
+ * one may read as not pending for a moment.
  *
  * Return: true if @timer is armed and its callback has not yet started.
  */

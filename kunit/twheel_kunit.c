@@ -1646,15 +1646,25 @@ static void twheel_test_rearm_from_other_cpu(struct kunit *test)
 {
 	struct tw_probe *p = tw_probes(test, 1, tw_probe_fn, TWHEEL_PINNED);
 	struct tw_probe *u = tw_probes(test, 1, tw_probe_fn, 0);
-	unsigned int home = tw_home_cpu();
+	struct tw_probe *q = tw_probes(test, 1, tw_probe_fn, TWHEEL_PINNED);
+	unsigned int home = tw_home_cpu(), mine = READ_ONCE(q->timer.cpu);
 	int other = tw_other_cpu();
 
 	/*
 	 * Both armed on home, then twheel_mod() from other (an IPI):
 	 * the TWHEEL_PINNED one stays on home, the other one follows.
+	 * q, TWHEEL_PINNED, first armed from a CPU other than the one
+	 * that initialized it, stays on that one.
 	 */
 	if (other < 0)
 		kunit_skip(test, "needs two online CPUs");
+	q->delay_ns = 10 * NSEC_PER_MSEC;
+	KUNIT_ASSERT_EQ(test, smp_call_function_single(mine == home ? other :
+						       home, tw_mod_ipi, q, 1),
+			0);
+	KUNIT_EXPECT_EQ(test, q->ret, 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&q->done, TW_TIMEOUT_MS));
+	KUNIT_EXPECT_EQ(test, q->cpu, mine);
 	KUNIT_ASSERT_EQ(test, tw_arm_in(p, NSEC_PER_SEC, home), 0);
 	KUNIT_ASSERT_EQ(test, tw_arm_in(u, NSEC_PER_SEC, home), 0);
 	p->delay_ns = 10 * NSEC_PER_MSEC;
