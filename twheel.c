@@ -1917,8 +1917,8 @@ EXPORT_SYMBOL_GPL(twheel_remaining);
  * batch of them): the latest read before the timer fired, at or after
  * twheel_fired_deadline(), is the fire time twheel accounts lateness with
  * (debugfs, tracepoints); for a %TWHEEL_SLEEPABLE timer, the clock read as
- * the work item runs its callback. It saves
- * a callback that reports when it fired a clocksource read of its own.
+ * the work item runs its callback. It saves a callback that reports when
+ * it fired a clocksource read of its own.
  *
  * Return: the fire time in CLOCK_MONOTONIC nanoseconds, or the current
  * time if @timer's callback is not running on its wheel (it was moved).
