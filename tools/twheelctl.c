@@ -217,6 +217,10 @@ static int cmd_demo(void)
 		if (epoll_wait(ep, &e, 1, 1000) <= 0)
 			continue;
 		n = twl_read(&tw, ev, 16);
+		if (n < 0 && n != -EAGAIN && n != -EINTR) {
+			fprintf(stderr, "read: %s\n", strerror(-n));
+			break;
+		}
 		for (i = 0; n > 0 && i < n; i++) {
 			__u64 late = ev[i].fire_ns - ev[i].deadline_ns;
 
