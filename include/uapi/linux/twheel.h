@@ -48,8 +48,9 @@
  * fills in are copied out for min(@size, kernel's size) bytes; the caller's
  * bytes beyond are left as they were (zero, as they had to be). The size
  * encoded in the ioctl number is the struct's *_SIZE_VER0, whatever size
- * it grows to, and is not checked: the @size field is authoritative. Every __reserved field must be
- * zero and every unknown @flags bit must be clear, else -EINVAL.
+ * it grows to, and is not checked: the @size field is authoritative.
+ * Every __reserved field must be zero and every unknown @flags bit must be
+ * clear, else -EINVAL.
  *
  * read() returns records of the size the file's user asked for in
  * TWHEEL_IOC_VERSION (@want_event_size), TWHEEL_EVENT_SIZE_VER0 by default,
@@ -565,10 +566,7 @@ struct twheel_ring_flush {
 	__u32 flags;
 };
 
-/*
- * The size in an ioctl number is its struct's *_SIZE_VER0, for good: the
- * struct may grow, its ioctl number stays.
- */
+/* Sized by *_SIZE_VER0, see "Every ioctl takes" above. */
 #define TWHEEL_IOC(dir, nr, size)	_IOC(dir, TWHEEL_IOC_MAGIC, nr, size)
 #define TWHEEL_IOC_RW			(_IOC_READ | _IOC_WRITE)
 
