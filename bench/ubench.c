@@ -866,6 +866,7 @@ static void arm_uring(unsigned int n)
 	struct kmem before = kmem_now();
 	struct io_uring ring;
 	__u64 t0, t1;
+	double rings;
 
 	if (uring_init(&ring))
 		return;
@@ -873,13 +874,14 @@ static void arm_uring(unsigned int n)
 	if (uring_arm_n(&ring, n, 0))
 		die("io_uring arm");
 	t1 = now_ns();
+	rings = uring_pages(&ring);
 	jbegin("uarm");
 	jstr("fac", "io_uring");
 	jint("n", n);
 	jint("batch", URING_SQ);
 	jrate(n, t0, t1);
-	jnum("ring_bytes", uring_pages(&ring));
-	jkmem_pages(before, n, uring_pages(&ring));
+	jnum("ring_bytes", rings);
+	jkmem_pages(before, n, rings);
 	jend();
 	/* Exit cancels the pending timeouts. */
 	io_uring_queue_exit(&ring);
