@@ -139,12 +139,14 @@
  * A set of a clock is learnt from the timekeeping notifier
  * (pvclock_gtod_register_notifier(); clock_was_set() is not hookable),
  * called under the timekeeper's lock: it only queues an irq_work, which
- * queues twd_clock_work. The work visits the files on twd_clock_files (a
- * file joins at its first timer of another clock, before that timer reads
- * the offset, and leaves at release): under each file's mutex, it stops
- * every timer whose @clock_off is not its clock's offset any more, then
- * files it again at its deadline less the new offset, or cancels it if it
- * is TWD_CANCEL_ON_SET, with a last event flagged TWHEEL_EVENT_CANCELED.
+ * queues twd_clock_work. That work queues the work of each file on
+ * twd_clock_files (a file joins at its first timer of another clock,
+ * before that timer reads the offset, and leaves at release), so that a
+ * file whose mutex is held long holds up no other. Under its file's mutex,
+ * a file's work stops every timer whose @clock_off is not its clock's
+ * offset any more, then files it again at its deadline less the new
+ * offset, or cancels it if it is TWD_CANCEL_ON_SET, with a last event
+ * flagged TWHEEL_EVENT_CANCELED.
  * A timer of CLOCK_MONOTONIC does not pay for this: no per-clock list,
  * and only a timer of another clock takes the wider object that holds
  * @clock_off (struct twd_clock_timer).
@@ -306,12 +308,11 @@ struct twd_tns {
 };
 
 /*
- * Files with timers of CLOCK_BOOTTIME or CLOCK_REALTIME, which
- * twd_clock_work_fn() visits when a clock was set; see "Clocks".
+ * Files with timers of CLOCK_BOOTTIME or CLOCK_REALTIME, whose works
+ * twd_clock_work_fn() queues when a clock was set; see "Clocks".
  */
 static LIST_HEAD(twd_clock_files);
 static DEFINE_MUTEX(twd_clock_lock);
-static DECLARE_WAIT_QUEUE_HEAD(twd_clock_wait);
 
 /**
  * struct twd_ring_hdr - the head of the event ring, as the process maps it
@@ -392,8 +393,8 @@ struct twd_ring {
  * @delivered:	events read, under the event lock
  * @clock_node:	in twd_clock_files once a timer of CLOCK_BOOTTIME or
  *		CLOCK_REALTIME was armed, under twd_clock_lock
- * @clock_pinned: twd_clock_work_fn() works on the file, under
- *		twd_clock_lock: release waits for it to end
+ * @clock_work:	applies a set of the clocks to the file's timers
+ *		(twd_clock_set_file()); queued by twd_clock_work_fn()
  */
 struct twd_ctx {
 	struct mutex		mutex;	/* see "Locking" above */
@@ -416,7 +417,7 @@ struct twd_ctx {
 	u64			overruns;
 	u64			delivered;
 	struct list_head	clock_node;
-	bool			clock_pinned;
+	struct work_struct	clock_work;
 };
 
 /**
@@ -627,12 +628,19 @@ static void twd_hash_reserve(struct twd_ctx *ctx, u64 n)
 		twd_hash_resize(ctx, bits);
 }
 
-/* Halve a table that holds fewer than an eighth of its load. */
+/*
+ * Halve a table that holds fewer than an eighth of its load, as often as
+ * that holds: a batch whose entries failed leaves the table it reserved.
+ */
 static void twd_hash_trim(struct twd_ctx *ctx)
 {
-	if (ctx->ntimers < BIT(ctx->hash_bits) * TWD_HASH_LOAD / 8 &&
-	    ctx->hash_bits > TWD_HASH_MIN_BITS)
-		twd_hash_resize(ctx, ctx->hash_bits - 1);
+	unsigned int bits = ctx->hash_bits;
+
+	while (ctx->ntimers < BIT(bits) * TWD_HASH_LOAD / 8 &&
+	       bits > TWD_HASH_MIN_BITS)
+		bits--;
+	if (bits < ctx->hash_bits)
+		twd_hash_resize(ctx, bits);
 }
 
 /* Link @t, whose key's twd_hash() is @hash, without resizing. */
@@ -1053,7 +1061,7 @@ static bool twd_cancel_on_set(struct twd_ctx *ctx, struct twd_timer *t,
 /*
  * A fire of @t, whose clock was set after the timer was filed (@off is the
  * clock's offset now, twd_clock_off() the one it was filed with), before
- * twd_clock_work_fn() came to it. A CANCEL_ON_SET timer is cancelled. Any
+ * its clock work came to it. A CANCEL_ON_SET timer is cancelled. Any
  * other fires if its clock has reached the deadline (returns false: the
  * caller delivers the fire); else it is filed again for the deadline, with
  * the count it had: a clock set back never makes a timer fire early.
@@ -1892,9 +1900,10 @@ out_unlock:
 	spin_unlock_irq(&ctx->wqh.lock);
 }
 
-/* Apply a set of the clocks to every timer of @ctx. */
-static void twd_clock_set_file(struct twd_ctx *ctx)
+/* The file's @clock_work: apply a set of the clocks to its every timer. */
+static void twd_clock_set_file(struct work_struct *work)
 {
+	struct twd_ctx *ctx = container_of(work, struct twd_ctx, clock_work);
 	unsigned int i, n = 0;
 
 	mutex_lock(&ctx->mutex);
@@ -1912,33 +1921,16 @@ static void twd_clock_set_file(struct twd_ctx *ctx)
 }
 
 /*
- * The work run when a clock was set: visit every file on twd_clock_files,
- * each pinned (its release waits) while twd_clock_lock is dropped to take
- * the file's mutex. A set while it runs queues it again.
+ * The work run when a clock was set: queue the work of every file on
+ * twd_clock_files. A set while a file's work runs queues it again.
  */
 static void twd_clock_work_fn(struct work_struct *work)
 {
-	struct twd_ctx *ctx, *next;
+	struct twd_ctx *ctx;
 
 	mutex_lock(&twd_clock_lock);
-	ctx = list_first_entry_or_null(&twd_clock_files, struct twd_ctx,
-				       clock_node);
-	/* twd_clock_file_del() waits for @clock_pinned without the lock. */
-	if (ctx)
-		WRITE_ONCE(ctx->clock_pinned, true);
-	while (ctx) {
-		mutex_unlock(&twd_clock_lock);
-		twd_clock_set_file(ctx);
-		mutex_lock(&twd_clock_lock);
-		/* Still on the list: pinned. */
-		next = list_is_last(&ctx->clock_node, &twd_clock_files) ? NULL :
-		       list_next_entry(ctx, clock_node);
-		if (next)
-			WRITE_ONCE(next->clock_pinned, true);
-		WRITE_ONCE(ctx->clock_pinned, false);
-		wake_up_all(&twd_clock_wait);
-		ctx = next;
-	}
+	list_for_each_entry(ctx, &twd_clock_files, clock_node)
+		queue_work(system_unbound_wq, &ctx->clock_work);
 	mutex_unlock(&twd_clock_lock);
 }
 
@@ -1970,19 +1962,18 @@ static struct notifier_block twd_clock_nb = {
 	.notifier_call = twd_clock_notify,
 };
 
-/* @ctx is closing: take it off twd_clock_files, once the work let it go. */
+/*
+ * @ctx is closing: take it off twd_clock_files, after which its work is
+ * not queued again, and wait for the work.
+ */
 static void twd_clock_file_del(struct twd_ctx *ctx)
 {
 	if (list_empty(&ctx->clock_node))
 		return;
 	mutex_lock(&twd_clock_lock);
-	while (ctx->clock_pinned) {
-		mutex_unlock(&twd_clock_lock);
-		wait_event(twd_clock_wait, !READ_ONCE(ctx->clock_pinned));
-		mutex_lock(&twd_clock_lock);
-	}
 	list_del_init(&ctx->clock_node);
 	mutex_unlock(&twd_clock_lock);
+	cancel_work_sync(&ctx->clock_work);
 }
 
 /* ---- ioctl() ---- */
@@ -2899,7 +2890,10 @@ static unsigned int twd_take(struct twd_ctx *ctx, struct twd_chunk *c,
 	return n;
 }
 
-/* Copying @c out failed: put its events back, in front, losing none. */
+/*
+ * Copying @c out failed: put its events back, in front, losing none, and
+ * wake the readers that found none while they were out.
+ */
 static void twd_untake(struct twd_ctx *ctx, struct twd_chunk *c,
 		       unsigned int n)
 {
@@ -2919,6 +2913,7 @@ static void twd_untake(struct twd_ctx *ctx, struct twd_chunk *c,
 					    c->ev[n].overruns + 1, U32_MAX);
 		}
 	}
+	twd_wake_locked(ctx);
 	spin_unlock_irq(&ctx->wqh.lock);
 }
 
@@ -3023,6 +3018,7 @@ again:
 		twd_reap(ctx, c, n);
 		done += n * esize;
 		max -= n;
+		cond_resched();
 	}
 	return done;
 }
@@ -3142,6 +3138,7 @@ static int twd_open(struct inode *inode, struct file *file)
 	INIT_LIST_HEAD(&ctx->ready);
 	INIT_LIST_HEAD(&ctx->done);
 	INIT_LIST_HEAD(&ctx->clock_node);
+	INIT_WORK(&ctx->clock_work, twd_clock_set_file);
 	get_random_bytes(&ctx->hash_key, sizeof(ctx->hash_key));
 	file->private_data = ctx;
 	return stream_open(inode, file);

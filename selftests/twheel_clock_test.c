@@ -10,7 +10,8 @@
  * - realtime_*: the wall clock set forward past a deadline fires the timer
  *   promptly; set back, it never fires before the clock reaches it.
  * - cancel_on_set_*: a TWHEEL_ARM_CANCEL_ON_SET timer is cancelled by a
- *   set of the clock, with a last event flagged TWHEEL_EVENT_CANCELED.
+ *   set of the clock, with a last event flagged TWHEEL_EVENT_CANCELED, also
+ *   while another file's ioctl waits for a page holding that file's mutex.
  * - clock_flags_*: bad flag combinations fail with -EINVAL and change
  *   nothing.
  *
@@ -21,7 +22,10 @@
  */
 #define _GNU_SOURCE
 #include <assert.h>
+#include <linux/userfaultfd.h>
+#include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "twheel_test.h"
@@ -608,6 +612,93 @@ TEST_F(clock, cancel_on_set_forward)
 	ASSERT_EQ(0, tw_arm_flags(&self->tw, 1, d, 0, TWHEEL_ARM_REALTIME |
 				  TWHEEL_ARM_ABS | TWHEEL_ARM_CANCEL_ON_SET));
 	EXPECT_EQ(0, twl_cancel(&self->tw, 1));
+}
+
+struct stuck_arm {
+	const struct twl	*tw;
+	const struct twheel_arm	*entries;
+	long			ret;
+};
+
+static void *stuck_arm_fn(void *arg)
+{
+	struct stuck_arm *sa = arg;
+
+	sa->ret = twl_arm_batch(sa->tw, sa->entries, 1, NULL);
+	return NULL;
+}
+
+/*
+ * A set of the clock reaches every file while another file's ioctl holds
+ * that file's mutex waiting for a page (of userfaultfd here; any user can
+ * make a FUSE file do the same): this file's cancel-on-set timer is
+ * cancelled at once, the other file's batch completes once its page comes.
+ */
+TEST_F(clock, cancel_on_set_past_a_stuck_file)
+{
+	__u64 d = clock_ns(CLOCK_REALTIME) + 3600 * NS;
+	struct twheel_arm arm = twl_arm_entry(7, 0, 3600 * NS, 0, 0, 0);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { 0 };
+	struct uffdio_copy copy = { 0 };
+	long psz = sysconf(_SC_PAGESIZE);
+	struct twheel_event ev[1];
+	struct stuck_arm sa;
+	struct uffd_msg msg;
+	struct pollfd pfd;
+	struct twl other;
+	void *page, *src;
+	pthread_t th;
+
+	if (geteuid())
+		SKIP(return, "may not set CLOCK_REALTIME (not root)");
+	pfd.fd = syscall(__NR_userfaultfd, O_CLOEXEC);
+	if (pfd.fd < 0)
+		SKIP(return, "no userfaultfd: %s", strerror(errno));
+	pfd.events = POLLIN;
+	ASSERT_EQ(0, ioctl(pfd.fd, UFFDIO_API, &api));
+	page = mmap(NULL, psz, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	src = mmap(NULL, psz, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, page);
+	ASSERT_NE(MAP_FAILED, src);
+	reg.range.start = (uintptr_t)page;
+	reg.range.len = psz;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	ASSERT_EQ(0, ioctl(pfd.fd, UFFDIO_REGISTER, &reg));
+
+	/* The other file joins the files a set visits first. */
+	ASSERT_EQ(0, twl_open(&other, O_CLOEXEC));
+	ASSERT_EQ(0, tw_arm_flags(&other, 1, d, 0,
+				  TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS));
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 1, d, 0, TWHEEL_ARM_REALTIME |
+				  TWHEEL_ARM_ABS | TWHEEL_ARM_CANCEL_ON_SET));
+	sa.tw = &other;
+	sa.entries = page;
+	ASSERT_EQ(0, pthread_create(&th, NULL, stuck_arm_fn, &sa));
+	/* Its batch waits for the page, holding the file's mutex. */
+	ASSERT_EQ(1, poll(&pfd, 1, 5000));
+	ASSERT_EQ(sizeof(msg), read(pfd.fd, &msg, sizeof(msg)));
+	ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
+
+	ASSERT_EQ(0, step(self, 1000 * MS));
+	EXPECT_EQ(1, read_ev(self, ev, 1, 5000));
+	EXPECT_EQ(1, ev[0].key);
+	EXPECT_EQ(TWHEEL_EVENT_LAST | TWHEEL_EVENT_CANCELED, ev[0].flags);
+
+	memcpy(src, &arm, sizeof(arm));
+	copy.dst = (uintptr_t)page;
+	copy.src = (uintptr_t)src;
+	copy.len = psz;
+	EXPECT_EQ(0, ioctl(pfd.fd, UFFDIO_COPY, &copy));
+	EXPECT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(1, sa.ret);
+	EXPECT_EQ(2, tw_fdinfo(other.fd, "timers"));
+	twl_close(&other);
+	close(pfd.fd);
+	munmap(src, psz);
+	munmap(page, psz);
 }
 
 /*

@@ -67,6 +67,10 @@ TEST_F(err, efault)
 	EXPECT_EQ(-EFAULT, twl_ioctl(&self->tw, TWHEEL_IOC_ARM_BATCH, &b));
 	EXPECT_EQ(-ENOENT, twl_cancel(&self->tw, 1));
 	EXPECT_EQ(1, tw_fdinfo(self->tw.fd, "timers"));
+	/* A table sized for a batch of 1M that armed none: back to 64 buckets. */
+	b.count = 1 << 20;
+	EXPECT_EQ(-EFAULT, twl_ioctl(&self->tw, TWHEEL_IOC_ARM_BATCH, &b));
+	EXPECT_EQ(64 * 8, tw_fdinfo(self->tw.fd, "table_bytes"));
 	/* Waits for the sentinel, fails to copy it, and keeps it. */
 	EXPECT_EQ(-1, read(self->tw.fd, bad, sizeof(struct twheel_event)));
 	EXPECT_EQ(EFAULT, errno);
