@@ -596,7 +596,8 @@ static void arm_twheel(unsigned int n, unsigned int batch)
 
 /*
  * Take events until @n arrived, from the ring if @tw has one, else with
- * read(); a minute without one ends the wait.
+ * read() (blocking: it waits as long as events are missing); a minute
+ * without one ends a wait on the ring.
  */
 static void tw_drain(struct twl *tw, unsigned int n, struct deliver *d)
 {

@@ -20,15 +20,23 @@
 #define KEEP		7		/* the session that stays alive */
 #define MS		1000000ULL
 
+/* Arm every session in one batch; 0, or the first entry's -errno. */
 static int arm_sessions(struct twl *tw)
 {
 	struct twheel_arm arm[SESSIONS];
 	__s32 status[SESSIONS];
+	long ret;
 	int i;
 
 	for (i = 0; i < SESSIONS; i++)		/* key: the session id */
 		arm[i] = twl_arm_entry(i, 1000 + i, (50 + 10 * i) * MS, 0, 0, 0);
-	return twl_arm_batch(tw, arm, SESSIONS, status) == SESSIONS ? 0 : -1;
+	ret = twl_arm_batch(tw, arm, SESSIONS, status);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < SESSIONS; i++)
+		if (status[i])
+			return status[i];
+	return 0;
 }
 
 /* The events available now: from the ring, or read() (O_NONBLOCK). */
@@ -57,9 +65,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, tw.fd, &e) ||
-	    arm_sessions(&tw) || twl_modify(&tw, KEEP, 60000 * MS, 0)) {
-		perror("setup");
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, tw.fd, &e)) {
+		perror("epoll");
+		return 1;
+	}
+	ret = arm_sessions(&tw);
+	if (!ret)
+		ret = twl_modify(&tw, KEEP, 60000 * MS, 0);
+	if (ret) {
+		fprintf(stderr, "arming: %s\n", strerror(-ret));
 		return 1;
 	}
 	while (expired < SESSIONS - 1) {

@@ -663,7 +663,7 @@ TEST_F(dev, fork_shares_timers)
 		_exit(twl_arm(&self->tw, 2, 0, 10 * MS, 0, 0, 0) ? 2 : 0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, status);
 	ASSERT_EQ(1, tw_read_n(&self->tw, &ev, 1, 5000));
 	EXPECT_EQ(2, ev.key);
 	EXPECT_TRUE(tw_quiet_for(&self->tw, 50));

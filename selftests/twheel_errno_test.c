@@ -23,9 +23,9 @@ FIXTURE_SETUP(err)
 
 FIXTURE_TEARDOWN(err)
 {
-	struct twheel_event ev;
+	struct twheel_event ev = { 0 };
 
-	ASSERT_EQ(1, tw_read_n(&self->tw, &ev, 1, 5000));
+	EXPECT_EQ(1, tw_read_n(&self->tw, &ev, 1, 5000));
 	EXPECT_EQ(SENTINEL, ev.key);
 	EXPECT_EQ(~SENTINEL, ev.data);
 	EXPECT_TRUE(tw_late_ok(&ev, self->tw.version.tick_ns));

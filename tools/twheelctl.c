@@ -163,10 +163,10 @@ static void print_event(const struct twheel_event *ev, __u64 seen)
 static int cmd_watch(void)
 {
 	struct twheel_event ev[64];
-	long n;
+	long n, left;
 	int i;
 
-	while (timers_left() > 0) {
+	while ((left = timers_left()) > 0) {
 		n = twl_read(&tw, ev, 64);
 		if (n < 0) {
 			fprintf(stderr, "read: %s\n", strerror(-n));
@@ -175,6 +175,10 @@ static int cmd_watch(void)
 		for (i = 0; i < n; i++)
 			print_event(&ev[i], now_ns());
 		fflush(stdout);
+	}
+	if (left < 0) {
+		fprintf(stderr, "watch: no timer count in /proc/self/fdinfo\n");
+		return -1;
 	}
 	return 0;
 }
@@ -242,33 +246,39 @@ static int cmd_demo(void)
 	return got == expect && !early ? 0 : 1;
 }
 
-/* Run the command at argv[0]; returns the arguments used, or -1. */
+/* What command() returns when it used no arguments. */
+enum { BAD_ARGS = -1, FAILED = -2 };
+
+/*
+ * Run the command at argv[0]; returns the arguments used, BAD_ARGS, or
+ * FAILED if the kernel refused it (the command said why).
+ */
 static int command(int argc, char **argv)
 {
 	__u64 key, delay, period = 0, count = 0;
 
 	if (!strcmp(argv[0], "list"))
-		return cmd_list() ? -1 : 1;
+		return cmd_list() ? FAILED : 1;
 	if (!strcmp(argv[0], "watch"))
-		return cmd_watch() ? -1 : 1;
+		return cmd_watch() ? FAILED : 1;
 	if (argc < 2 || parse_u64(argv[1], 0, &key))
-		return -1;
+		return BAD_ARGS;
 	if (!strcmp(argv[0], "cancel"))
-		return cmd_cancel(key) ? -1 : 2;
+		return cmd_cancel(key) ? FAILED : 2;
 	if (!strcmp(argv[0], "query"))
-		return cmd_query(key) ? -1 : 2;
+		return cmd_query(key) ? FAILED : 2;
 	/* Milliseconds in decimal (010 is 10), that fit in ns. */
 	if (strcmp(argv[0], "arm") || argc < 3 ||
 	    parse_u64(argv[2], 10, &delay) || delay > UINT64_MAX / MS)
-		return -1;
+		return BAD_ARGS;
 	if (argc >= 5 && is_num(argv[3]) && is_num(argv[4]) &&
 	    !parse_u64(argv[3], 10, &period) && !parse_u64(argv[4], 10, &count)) {
 		/* Not a count that wraps to 0, which means forever. */
 		if (count > UINT32_MAX || period > UINT64_MAX / MS)
-			return -1;
-		return cmd_arm(key, delay, period, count) ? -1 : 5;
+			return BAD_ARGS;
+		return cmd_arm(key, delay, period, count) ? FAILED : 5;
 	}
-	return cmd_arm(key, delay, 0, 0) ? -1 : 3;
+	return cmd_arm(key, delay, 0, 0) ? FAILED : 3;
 }
 
 int main(int argc, char **argv)
@@ -283,10 +293,12 @@ int main(int argc, char **argv)
 		return 1;
 	for (i = 1; i < argc; i += used) {
 		used = command(argc - i, argv + i);
-		if (used < 0)
+		if (used == BAD_ARGS)
 			return print_usage();
+		if (used == FAILED)
+			return 1;
 	}
-	if (timers_left() > 0)
+	if (timers_left())
 		return cmd_watch() ? 1 : 0;
 	return 0;
 }

@@ -374,11 +374,15 @@ static inline int twl_ring_attach(struct twl *tw)
 	return twl_ring_map(tw, 0, TWHEEL_RING_ATTACH);
 }
 
-/* Events in the ring now, as far as this thread can tell. */
+/*
+ * Events in the ring now, as far as this thread can tell. The head first:
+ * read after the tail, a head other reapers moved on could pass it.
+ */
 static inline __u32 twl_ring_count(const struct twl *tw)
 {
-	return __atomic_load_n(tw->tail, __ATOMIC_ACQUIRE) -
-	       __atomic_load_n(tw->head, __ATOMIC_RELAXED);
+	__u32 head = __atomic_load_n(tw->head, __ATOMIC_ACQUIRE);
+
+	return __atomic_load_n(tw->tail, __ATOMIC_ACQUIRE) - head;
 }
 
 /* The record in slot @idx (free-running index). */
