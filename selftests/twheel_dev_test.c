@@ -534,7 +534,7 @@ TEST_F(dev, read_sizes)
 	ASSERT_EQ(0, twl_arm(&self->tw, 1, 0, 0, 0, 0, 0));
 	ASSERT_EQ(0, twl_arm(&self->tw, 2, 0, 0, 0, 0, 0));
 	ASSERT_EQ(0, twl_arm(&self->tw, 3, 0, 0, 0, 0, 0));
-	tw_sleep_ms(50);
+	TW_WAIT_FOR(tw_fdinfo(self->tw.fd, "queued") == 3);
 	ASSERT_EQ(3, tw_fdinfo(self->tw.fd, "queued"));
 	EXPECT_EQ(-1, read(self->tw.fd, buf, sizeof(struct twheel_event) - 1));
 	EXPECT_EQ(EINVAL, errno);
@@ -623,7 +623,7 @@ static void read_at_page_end(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, mprotect(p + 4096, 4096, PROT_NONE));
 	ASSERT_EQ(0, twl_arm(tw, 1, 11, 0, 0, 0, 0));
 	ASSERT_EQ(0, twl_arm(tw, 2, 22, 0, 0, 0, 0));
-	tw_sleep_ms(50);
+	TW_WAIT_FOR(tw_fdinfo(tw->fd, "queued") == 2);
 	ASSERT_EQ(2, tw_fdinfo(tw->fd, "queued"));
 	EXPECT_EQ(esize, read(tw->fd, p + 4096 - offset, 2 * esize));
 	memcpy(&ev[0], p + 4096 - offset, esize);

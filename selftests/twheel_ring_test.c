@@ -106,6 +106,7 @@ TEST_F(ring, setup_excludes)
 {
 	struct twheel_version v = self->tw.version;
 	struct twheel_event ev;
+	const __u32 *tail;
 	void *p;
 
 	ASSERT_EQ(0, twl_ring_setup(&self->tw, 16));
@@ -129,10 +130,11 @@ TEST_F(ring, setup_excludes)
 	p = mmap(NULL, self->tw.map_size, PROT_READ, MAP_SHARED,
 		 self->tw.fd, 0);
 	ASSERT_TRUE(p != MAP_FAILED);
+	tail = (const __u32 *)((char *)p + ((char *)self->tw.tail -
+					    (char *)self->tw.map));
 	ASSERT_EQ(0, twl_arm(&self->tw, 5, 0, 0, 0, 0, 0));
-	tw_sleep_ms(50);
-	EXPECT_EQ(1, *(__u32 *)((char *)p + ((char *)self->tw.tail -
-					     (char *)self->tw.map)));
+	TW_WAIT_FOR(__atomic_load_n(tail, __ATOMIC_ACQUIRE) == 1);
+	EXPECT_EQ(1, *tail);
 	munmap(p, self->tw.map_size);
 }
 
@@ -196,7 +198,7 @@ TEST_F(ring, full_nothing_lost)
 	/* And one that keeps firing while the ring is full, 10 times. */
 	ASSERT_EQ(0, twl_arm(&self->tw, 1000000, 0, 2 * MS,
 			     self->tw.version.tick_ns * 2, 10, 0));
-	tw_sleep_ms(300);
+	TW_WAIT_FOR(twl_ring_count(&self->tw) == 16 && *self->tw.flags);
 	EXPECT_EQ(16, twl_ring_count(&self->tw));
 	EXPECT_EQ(TWHEEL_RING_OVERFLOW, *self->tw.flags);
 	EXPECT_LE(N - 16, *self->tw.overflow);
@@ -264,7 +266,7 @@ TEST_F(ring, reader_exits)
 	ASSERT_EQ(0, twl_ring_setup(&self->tw, 64));
 	for (i = 0; i < N; i++)
 		ASSERT_EQ(0, twl_arm(&self->tw, i, 0, 1 * MS, 0, 0, 0));
-	tw_sleep_ms(100);
+	TW_WAIT_FOR(twl_ring_count(&self->tw) == N);
 	ASSERT_EQ(N, twl_ring_count(&self->tw));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -478,7 +480,7 @@ TEST_F(ring, mapped_after_close)
 		ASSERT_EQ(0, twl_arm(&self->tw, i, 0, 50 * MS, 0, 0, 0));
 	/* The mapping holds the file: the timers live on and fire. */
 	close(self->tw.fd);
-	tw_sleep_ms(300);
+	TW_WAIT_FOR(twl_ring_count(&self->tw) == 20);
 	EXPECT_EQ(20, twl_ring_count(&self->tw));
 	EXPECT_EQ(20, twl_ring_reap(&self->tw, ev, 20));
 	EXPECT_TRUE(keys_once(ev, 20));
@@ -498,7 +500,7 @@ TEST_F(ring, larger_records)
 	EXPECT_EQ(64, self->tw.esize);
 	for (i = 0; i < 6; i++)
 		ASSERT_EQ(0, twl_arm(&self->tw, i, 7, 0, 0, 0, 0));
-	tw_sleep_ms(100);
+	TW_WAIT_FOR(tw_fdinfo(self->tw.fd, "queued") == 2);
 	ASSERT_EQ(4, twl_ring_count(&self->tw));
 	for (i = 0; i < 4; i++) {
 		rec = (const unsigned char *)twl_ring_event(&self->tw, i);
@@ -520,7 +522,7 @@ TEST_F(ring, garbage_head)
 	/* A head ahead of the tail: the kernel treats the ring as full. */
 	*self->tw.head = 1000;
 	ASSERT_EQ(0, twl_arm(&self->tw, 1, 0, 0, 0, 0, 0));
-	tw_sleep_ms(50);
+	TW_WAIT_FOR(tw_fdinfo(self->tw.fd, "queued") == 1);
 	EXPECT_EQ(0, *self->tw.tail);
 	EXPECT_EQ(1, tw_fdinfo(self->tw.fd, "queued"));
 	/* Fixed, the event comes in. */
@@ -535,7 +537,7 @@ TEST_F(ring, backlog_cancelled)
 	ASSERT_EQ(0, twl_ring_setup(&self->tw, 1));
 	ASSERT_EQ(0, twl_arm(&self->tw, 1, 0, 0, 0, 0, 0));
 	ASSERT_EQ(0, twl_arm(&self->tw, 2, 0, 0, 0, 0, 0));
-	tw_sleep_ms(50);
+	TW_WAIT_FOR(tw_fdinfo(self->tw.fd, "queued") == 1);
 	EXPECT_EQ(1, twl_ring_count(&self->tw));
 	EXPECT_EQ(TWHEEL_RING_OVERFLOW, *self->tw.flags);
 	/* The waiting event goes with its timer, and so does the flag. */

@@ -101,6 +101,18 @@ static inline void tw_sleep_ms(unsigned int ms)
 }
 
 /*
+ * Wait, 10 ms at a time and up to 5 s, until @cond holds; the test then
+ * checks it. For what a timer due now has done: it fires within a tick,
+ * but a loaded host stalls a TCG guest for seconds (1.7 s seen).
+ */
+#define TW_WAIT_FOR(cond) do {					\
+	int _tw_i;						\
+								\
+	for (_tw_i = 0; _tw_i < 500 && !(cond); _tw_i++)	\
+		tw_sleep_ms(10);				\
+} while (0)
+
+/*
  * Opening, the handshake, arming, cancelling, querying and reading go
  * through libtwheel.h, as an application's would. tw_ioctl() is for the
  * tests that send the kernel what the library never builds: short,
