@@ -65,7 +65,7 @@
  * over) fails the entries it would fail one by one; what the chunk did
  * not use is given back at its end. A REPLACE of a timer first files the
  * new timers made before it, so that timers with the same tick still
- * fire in the order of their entries. The chunk's state (7 KiB) is kept
+ * fire in the order of their entries. The chunk's state (8 KiB) is kept
  * by the file from its first batch on; without memory for it, entries go
  * one by one, as ARM calls would.
  *
@@ -106,9 +106,10 @@
  * The timer callback runs in softirq context and takes it with spin_lock();
  * process context takes it with spin_lock_irq(), as the wait_event_*_irq()
  * helpers do. It nests inside ctx->mutex, and twheel's base lock nests
- * inside it: MODIFY and the callback call twheel_mod(), twheel_set_period()
- * and twheel_cancel() under it, which makes a pending test and the change
- * that depends on it atomic with respect to the callback. twheel calls the
+ * inside it: MODIFY calls twheel_mod_pending() and
+ * twheel_mod_pending_period() under it, the callback twheel_mod(),
+ * twheel_set_period() and twheel_cancel(), which makes a pending test and
+ * the change that depends on it atomic with respect to the callback. twheel calls the
  * callback with no lock held; twheel_cancel_sync(), twheel_shutdown_sync()
  * and twheel_shutdown_bulk() are called with ctx->mutex alone.
  *

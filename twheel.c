@@ -43,7 +43,7 @@
  *  2      4.1 s         4.4 min / 8.7 min
  *  3      4.4 min       4.7 h  / 9.3 h
  *  4      4.7 h        12.4 days / 24.9 days
- *  5     12.4 days      2.2 years / 4.5 years
+ *  5     12.4 days      2.2 years / 4.4 years
  *  6      2.2 years     139 years / 279 years
  *  7      139 years     all (KTIME_MAX is 292 years)
  *

@@ -388,13 +388,14 @@ struct twheel_cancel_all {
  *	before @deadline_ns (unless TWHEEL_EVENT_CANCELED); at most one
  *	tick plus the wheel's softirq latency after it while the wheel keeps
  *	up. Under a flood a fire also waits for the callbacks due before it
- *	on its CPU and for the cascade of its wheel slot: their run time, up
- *	to twice that while other tasks want the CPU (the wheel then takes
- *	half of it). Of 1M timers due over 10 s on one file, 1 % were more
- *	than 47-71 ms late and none more than 132 ms (under QEMU TCG). There
- *	is no bound independent of the load. A timer of CLOCK_REALTIME whose clock is set forward
- *	past its deadline fires once the set is noticed, within
- *	milliseconds; one set back does not fire early.
+ *	on its CPU: their run time, up to twice that while other tasks want
+ *	the CPU (the wheel then takes half of it). Of 1M timers due over 10
+ *	s on one file, read from the ring on their CPU, 1 % were more than
+ *	1.2-1.3 ms late and none more than 3.6-7.6 ms (under QEMU TCG).
+ *	There is no bound independent of the load. A timer of
+ *	CLOCK_REALTIME whose clock is set forward past its deadline fires
+ *	once the set is noticed, within milliseconds; one set back does not
+ *	fire early.
  * @overruns: earlier deadlines of this timer that passed since its
  *	previous event and are folded into this one (saturates at 2^32 - 1)
  * @flags: TWHEEL_EVENT_LAST: the timer's last fire; its key is free once
