@@ -854,16 +854,17 @@ static void twheel_test_fifo_equal_deadlines(struct kunit *test)
 
 	/*
 	 * Six timers for the same tick d = b + 3 * 64 + 40 (b a 4096
-	 * boundary), armed as the clock approaches, so they start on three
-	 * levels and meet in one level 0 slot:
+	 * boundary), armed as the clock approaches, so they are filed on two
+	 * levels at three times and meet in one level-0 slot:
 	 *
-	 *   now:      p0 (d t), p1 (d t - t/2, same tick): level 2
-	 *             p3 armed for d + 1000 (level 2)
-	 *   b:        p0 p1 cascade to level 1, slot 3
-	 *             p2 (d t): level 1, slot 3 -> [p0 p1 p2]
+	 *   now:      p0 (d t), p1 (d t - t/2, same tick): level 1, the slot
+	 *             of d's granule (b's 4096-tick block is the next one)
+	 *             p3 armed for d + 1000 (level 1, another slot)
+	 *   b:        p2 (d t): level 1, d's slot -> [p0 p1 p2]
 	 *             p3 re-armed for d t by twheel_mod -> [p0 p1 p2 p3]
-	 *   b + 192:  level 1 slot 3 cascades to level 0, slot 40
-	 *             p4 (d t), p5 (d t - t + 1): level 0
+	 *   b + 192:  d's level-1 slot may drain since b + 128 (its drain
+	 *             tick); p4 (d t), p5 (d t - t + 1) join it behind
+	 *             the others, at its tail or on level 0
 	 *                                      -> [p0 p1 p2 p3 p4 p5]
 	 */
 	now = tw_clear_of(4096, 300);
@@ -925,6 +926,55 @@ static void twheel_test_cancel_while_running(struct kunit *test)
 	WRITE_ONCE(p->go, true);
 	KUNIT_EXPECT_EQ(test, twheel_cancel_sync(&p->timer), 0);
 	KUNIT_EXPECT_NE(test, p->end_ns, 0);
+}
+
+/* Expired TWHEEL_SLEEPABLE timers of @cpu waiting for its sleep work. */
+static u64 tw_sleeping(unsigned int cpu)
+{
+	struct twheel_stats st;
+	u64 filed = 0;
+	unsigned int i;
+
+	if (twheel_cpu_stats(cpu, &st))
+		return 0;
+	for (i = 0; i < TWHEEL_STATS_LEVELS; i++)
+		filed += st.level_pending[i];
+	return st.pending - filed;
+}
+
+/*
+ * Expired sleepable timers wait on their CPU's sleep list while its work
+ * runs another's callback, pending still: twheel_mod() takes one off and
+ * files it anew (it fires once, at the new deadline), twheel_cancel()
+ * takes one off (it never runs).
+ */
+static void twheel_test_sleep_list(struct kunit *test)
+{
+	struct tw_probe *g = tw_probes(test, 1, tw_gate_fn, TWHEEL_SLEEPABLE);
+	struct tw_probe *p = tw_probes(test, 2, tw_probe_fn, TWHEEL_SLEEPABLE);
+	unsigned int cpu = tw_home_cpu(), i;
+	u64 before = tw_sleeping(cpu);
+
+	KUNIT_ASSERT_EQ(test, tw_arm_in(g, NSEC_PER_MSEC, cpu), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&g->started, TW_TIMEOUT_MS));
+	for (i = 0; i < 2; i++)
+		KUNIT_ASSERT_EQ(test, tw_arm_in(&p[i], NSEC_PER_MSEC, cpu), 0);
+	for (i = 0; i < 2000 && tw_sleeping(cpu) < before + 2; i++)
+		tw_sleep_ms(1);
+	KUNIT_ASSERT_EQ(test, tw_sleeping(cpu), before + 2);
+	KUNIT_EXPECT_TRUE(test, twheel_pending(&p[0].timer));
+	p[0].deadline = ktime_get() + 30 * NSEC_PER_MSEC;
+	KUNIT_EXPECT_EQ(test, twheel_mod(&p[0].timer, p[0].deadline,
+					 TWHEEL_ABS), 1);
+	KUNIT_EXPECT_EQ(test, twheel_cancel(&p[1].timer), 1);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p[1].timer));
+	KUNIT_EXPECT_EQ(test, tw_sleeping(cpu), before);
+	WRITE_ONCE(g->go, true);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p[0].done, TW_TIMEOUT_MS));
+	tw_expect_timely(test, &p[0], TW_SLEEP_SLACK_NS);
+	KUNIT_EXPECT_EQ(test, twheel_cancel_sync(&g->timer), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p[0].fires), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p[1].fires), 0);
 }
 
 static void twheel_test_cancel_after_fire(struct kunit *test)
@@ -1263,12 +1313,15 @@ static void twheel_test_set_period_invalid(struct kunit *test)
 /*
  * twheel_set_slack(): read back as a power of two ticks, refused above
  * KTIME_MAX, applied at once to a pending timer (filed again, still
- * pending) and kept by twheel_mod(); both fire within their slack.
+ * pending) and kept by twheel_mod(); both fire within their slack. A slack
+ * taken away from a pending timer files it at its deadline again: one due
+ * a tick past a grid point of 1024 ticks, which the grid put at the next
+ * point, fires on time.
  */
 static void twheel_test_slack_set(struct kunit *test)
 {
-	struct tw_probe *p = tw_probes(test, 2, tw_probe_fn, 0);
-	u64 slack = 16 * tw_tick(), now = ktime_get();
+	struct tw_probe *p = tw_probes(test, 3, tw_probe_fn, 0);
+	u64 slack = 16 * tw_tick(), now = ktime_get(), grid;
 	unsigned int i;
 
 	KUNIT_EXPECT_EQ(test, twheel_slack(&p[0].timer), 0);
@@ -1296,6 +1349,16 @@ static void twheel_test_slack_set(struct kunit *test)
 		KUNIT_ASSERT_TRUE(test, tw_wait(&p[i].done, TW_TIMEOUT_MS));
 		tw_expect_timely(test, &p[i], TW_SLACK_NS + slack);
 	}
+
+	grid = 1024 * tw_tick();
+	KUNIT_EXPECT_EQ(test, twheel_set_slack(&p[2].timer, grid), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_on(&p[2], round_up(ktime_get() +
+						       100 * NSEC_PER_MSEC,
+						       grid) + tw_tick(),
+					tw_home_cpu()), 0);
+	KUNIT_EXPECT_EQ(test, twheel_set_slack(&p[2].timer, 0), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p[2].done, TW_TIMEOUT_MS));
+	tw_expect_timely(test, &p[2], TW_SLACK_NS);
 }
 
 /* A periodic timer with slack: its count, no drift, the last fire timely. */
@@ -2390,6 +2453,7 @@ static struct kunit_case twheel_test_cases[] = {
 	KUNIT_CASE_SLOW(twheel_test_fifo_equal_deadlines),
 	KUNIT_CASE(twheel_test_cancel_before_fire),
 	KUNIT_CASE(twheel_test_cancel_while_running),
+	KUNIT_CASE(twheel_test_sleep_list),
 	KUNIT_CASE(twheel_test_cancel_after_fire),
 	KUNIT_CASE(twheel_test_cancel_sync_softirq),
 	KUNIT_CASE(twheel_test_cancel_sync_sleepable),

@@ -17,7 +17,9 @@
  * (the deadline rounded up to a tick, computed here by plain division) and
  * its arm order, in an rbtree sorted by (tick, arm order). Each fire is
  * checked against it: never before the deadline, never while a timer of the
- * same tick armed earlier is pending (FIFO per tick), and each time the
+ * same tick armed earlier is pending (FIFO per tick), nor one of an earlier
+ * tick, for a timer without slack (see wt_fire() for the exceptions that
+ * timers armed due and with slack make), and each time the
  * wheel is caught up, no pending timer's tick may have ended and the next
  * event must lie after now and no later than the end of the first pending
  * tick. wt_check_wheel() compares the whole wheel with the model: every
@@ -33,7 +35,8 @@
  * edges, the coalescing of many timers into one run per rounded tick, and
  * a periodic timer with slack. The model files a timer with slack at its
  * tick rounded up to its grid, by division; a third of the differential
- * test's arms have a random slack.
+ * test's arms have a random slack, and a re-arm with the grid it has tries
+ * wheel_requeue() first, as the driver does.
  * wheel_test_random() is the differential test: WT_OPS random operations
  * (4M here, 10M with other seeds in twheel_wheel_stress.ko for make stress,
  * see wheel_stress.c), in runs of 1M, each on a fresh wheel with its own
@@ -86,6 +89,7 @@
  * @order:	its place among the fires of the case, from 1
  * @level:	the level it was filed at
  * @clamped:	armed with its tick before the wheel clock (a past deadline)
+ * @due:	armed with its deadline passed (so are clamped timers)
  * @armed:	pending on the wheel
  */
 struct wt_timer {
@@ -97,6 +101,7 @@ struct wt_timer {
 	u64			order;
 	unsigned int		level;
 	bool			clamped;
+	bool			due;
 	bool			armed;
 };
 
@@ -112,6 +117,7 @@ struct wt_timer {
  * @op:		the differential test's operation count, for messages
  * @mid_drain:	arms and cancels while a cascade was in progress
  * @mid_due:	arms and cancels while a due slot was being expired
+ * @requeued:	re-arms wheel_requeue() made in place
  * @npending:	timers armed
  * @pending:	the armed timers by (tick, seq)
  * @timers:	the timers of the case
@@ -129,6 +135,7 @@ struct wt {
 	u64			op;
 	u64			mid_drain;
 	u64			mid_due;
+	u64			requeued;
 	u32			npending;
 	struct rb_root		pending;
 	struct wt_timer		*timers;
@@ -157,6 +164,7 @@ static void wt_reset(struct wt *wt, u64 tick_ns, u64 now)
 	wt->op = 0;
 	wt->mid_drain = 0;
 	wt->mid_due = 0;
+	wt->requeued = 0;
 	wt->npending = 0;
 	wt->pending = RB_ROOT;
 	wheel_init(wt->w, tick_ns, now);
@@ -312,15 +320,18 @@ static u64 wt_slot_due(const struct wheel *w, unsigned int idx)
 static u64 wt_arm(struct wt *wt, struct wt_timer *tm, u64 expires)
 {
 	struct wheel *w = wt->w;
-	u64 due, end, before;
+	u64 due, end, before, event = 0;
 	bool requeued = false;
 
 	if (tm->armed) {
+		event = wt_slot_due(w, wheel_slot_of(w, &tm->t));
 		requeued = wheel_requeue(w, &tm->t, expires);
-		if (requeued)
+		if (requeued) {
 			wt_forget(wt, tm);
-		else
+			wt->requeued++;
+		} else {
 			wt_cancel(wt, tm);
+		}
 	}
 	tm->t.expires = expires;
 	tm->tick = wt_slack_tick(wt, wt_tick_of(wt, expires), tm->t.slack);
@@ -330,15 +341,25 @@ static u64 wt_arm(struct wt *wt, struct wt_timer *tm, u64 expires)
 			(long)(tm - wt->timers), expires, tm->t.slack, tm->tick);
 	tm->seq = ++wt->seq;
 	tm->clamped = tm->tick < w->clk;
+	tm->due = expires <= wt->now;
 	tm->level = wt_level_of(tm->tick, w->clk);
 	/* The bound the driver passes: the wheel's next event. */
 	before = wheel_next_event(w);
-	due = requeued ? before : wheel_add(w, &tm->t, before);
-	if (due < before ? due != wt_slot_due(w, tm->t.idx) :
-	    wt_slot_due(w, tm->t.idx) < before)
-		WT_FAIL(wt, "timer %ld (expires %llu) due at %llu, slot %llu, bound %llu",
-			(long)(tm - wt->timers), expires, due,
-			wt_slot_due(w, tm->t.idx), before);
+	if (requeued) {
+		/* In place: the slot's event is as it was, nothing to lower. */
+		due = before;
+		if (wt_slot_due(w, tm->t.idx) != event)
+			WT_FAIL(wt, "timer %ld (expires %llu) requeued: slot due at %llu, was %llu",
+				(long)(tm - wt->timers), expires,
+				wt_slot_due(w, tm->t.idx), event);
+	} else {
+		due = wheel_add(w, &tm->t, before);
+		if (due < before ? due != wt_slot_due(w, tm->t.idx) :
+		    wt_slot_due(w, tm->t.idx) < before)
+			WT_FAIL(wt, "timer %ld (expires %llu) due at %llu, slot %llu, bound %llu",
+				(long)(tm - wt->timers), expires, due,
+				wt_slot_due(w, tm->t.idx), before);
+	}
 	rb_add(&tm->node, &wt->pending, wt_less);
 	tm->armed = true;
 	wt->npending++;
@@ -350,12 +371,15 @@ static u64 wt_arm(struct wt *wt, struct wt_timer *tm, u64 expires)
 	return due;
 }
 
-/* Arm @tm with the slack grid @slack (see wheel_slack_grid()). */
+/*
+ * Arm @tm with the slack grid @slack (see wheel_slack_grid()); a re-arm
+ * with the same grid tries wheel_requeue() first, as the driver does.
+ */
 static u64 wt_arm_slack(struct wt *wt, struct wt_timer *tm, u64 expires,
 			unsigned int slack)
 {
 	/* Its grid must not change while it is filed. */
-	if (tm->armed)
+	if (tm->armed && tm->t.slack != slack)
 		wt_cancel(wt, tm);
 	tm->t.slack = slack;
 	return wt_arm(wt, tm, expires);
@@ -366,7 +390,7 @@ static void wt_fire(struct wt *wt, struct twheel_timer *t)
 {
 	struct wt_timer *tm = container_of(t, struct wt_timer, t);
 	long id = tm - wt->timers;
-	struct rb_node *prev;
+	struct rb_node *node;
 
 	if (id < 0 || id >= wt->ntimers || !tm->armed) {
 		WT_FAIL(wt, "fire of a timer not armed (%ld)", id);
@@ -374,12 +398,28 @@ static void wt_fire(struct wt *wt, struct twheel_timer *t)
 	}
 	if (t->expires > wt->now)
 		WT_FAIL(wt, "timer %ld fired early: expires %llu", id, t->expires);
-	prev = rb_prev(&tm->node);
-	if (prev && rb_entry(prev, struct wt_timer, node)->tick == tm->tick)
-		WT_FAIL(wt, "FIFO: timer %ld (tick %llu, seq %llu) fired before %ld (seq %llu)",
-			id, tm->tick, tm->seq,
-			(long)(rb_entry(prev, struct wt_timer, node) - wt->timers),
-			rb_entry(prev, struct wt_timer, node)->seq);
+	/*
+	 * FIFO within a tick; and tick order for a timer without slack,
+	 * whose deadline's tick is its tick: when it is due, so are the
+	 * earlier ticks' slots, which expire first. But a timer armed due
+	 * (so a clamped one) goes to the slot being expired if its tick is
+	 * that slot's or has passed, or waits for that slot; and a timer with
+	 * slack fires once its slot's deadlines have passed, maybe before an
+	 * earlier tick's slot whose have not, which makes that slot the one
+	 * being expired.
+	 */
+	for (node = rb_first(&wt->pending); node != &tm->node;
+	     node = rb_next(node)) {
+		struct wt_timer *f = rb_entry(node, struct wt_timer, node);
+
+		if (f->tick == tm->tick ||
+		    (!f->due && !tm->due && !tm->t.slack)) {
+			WT_FAIL(wt, "order: %ld (tick %llu/%llu) fired before %ld (%llu/%llu)",
+				id, tm->tick, tm->seq, (long)(f - wt->timers),
+				f->tick, f->seq);
+			break;
+		}
+	}
 	if (wheel_slot_of(wt->w, t) != wt->w->due)
 		WT_FAIL(wt, "timer %ld fired from slot %u, not from the due slot %u",
 			id, wheel_slot_of(wt->w, t), wt->w->due);
@@ -805,7 +845,8 @@ static void wt_pow64(struct wt *wt, u64 clk, u64 delta, unsigned int v,
 
 	wt_reset(wt, tick_ns, start);
 	wt_arm_check(wt, tm, expires);
-	KUNIT_EXPECT_EQ(test, tm->level, wt_level_of(clk + delta, clk));
+	KUNIT_EXPECT_EQ(test, wheel_lvl(wheel_slot_of(wt->w, &tm->t)),
+			wt_level_of(clk + delta, clk));
 	fire = expires;
 	if (!stepped)
 		wt_run_events(wt, KTIME_MAX);
@@ -1294,7 +1335,9 @@ static void wheel_test_requeue(struct kunit *test)
 	wt_check_wheel(wt);
 
 	KUNIT_EXPECT_EQ(test, wt_arm(wt, &tm[0], t - 200), t - 100);
+	KUNIT_EXPECT_EQ(test, wt->requeued, 1);
 	wt_arm(wt, &tm[2], t2 - 1);
+	KUNIT_EXPECT_EQ(test, wt->requeued, 1);
 	wt_run_events(wt, KTIME_MAX);
 	KUNIT_EXPECT_EQ(test, tm[1].order, 1);
 	KUNIT_EXPECT_EQ(test, tm[0].order, 2);
@@ -1608,6 +1651,8 @@ static void wheel_test_slack_window(struct kunit *test)
 					wt_arm_slack(wt, tm, expires, grids[g]);
 					round = wt_slack_tick(wt, tick, grids[g]);
 					KUNIT_EXPECT_EQ(test, tm->tick, round);
+					KUNIT_EXPECT_EQ(test, wheel_timer_tick(wt->w, &tm->t),
+							round);
 					KUNIT_EXPECT_EQ(test, round % (1ULL << grids[g]), 0);
 					wt_check_wheel(wt);
 					wt_run_events(wt, KTIME_MAX);
@@ -1745,7 +1790,8 @@ static void wheel_test_slack_periodic(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, tm->fired_at, deadline);
 		/* The re-arm: the delivered deadline plus one period, same slack. */
 		wt_arm(wt, tm, deadline + period);
-		KUNIT_EXPECT_EQ(test, tm->tick % 64, 0);
+		KUNIT_EXPECT_EQ(test, wheel_timer_tick(wt->w, &tm->t) % 64, 0);
+		wt_check_wheel(wt);
 	}
 }
 
@@ -1977,10 +2023,15 @@ static void wt_random_run(struct wt *wt, u64 seed, u64 ops, u64 tick_ns,
 		KUNIT_EXPECT_TRUE(wt->test, bitmap_empty(wt->w->pending_map[k],
 							 LVL_SLOTS));
 	wt_check_wheel(wt);
+	/* What the run is for came (each 1.9-18 % of the ops seen). */
+	KUNIT_EXPECT_GT(wt->test, wt->mid_drain, ops / 1000);
+	KUNIT_EXPECT_GT(wt->test, wt->mid_due, ops / 1000);
+	KUNIT_EXPECT_GT(wt->test, wt->requeued, ops / 1000);
 	kunit_info(wt->test,
-		   "seed %#llx tick %llu ns, %u timers: %llu ops, %llu arms, %llu fires, %llu cascaded, %llu WHEEL_AGAIN, %llu arms/cancels mid-cascade, %llu between fires, clock at %llu ticks",
-		   seed, tick_ns, active, wt->op, arms, wt->fired, wt->w->cascaded,
-		   wt->agains, wt->mid_drain, wt->mid_due, div64_u64(ns, tick_ns));
+		   "seed %#llx tick %llu ns, %u timers: %llu ops, %llu arms (%llu in place), %llu fires, %llu cascaded, %llu WHEEL_AGAIN, %llu arms/cancels mid-cascade, %llu between fires, clock at %llu ticks",
+		   seed, tick_ns, active, wt->op, arms, wt->requeued, wt->fired,
+		   wt->w->cascaded, wt->agains, wt->mid_drain, wt->mid_due,
+		   div64_u64(ns, tick_ns));
 }
 
 /* The runs of the differential test: one KUnit parameter each. */
