@@ -142,8 +142,10 @@
  * called under the timekeeper's lock: it only queues an irq_work, which
  * queues twd_clock_work. That work queues the work of each file on
  * twd_clock_files (a file joins at its first timer of another clock,
- * before that timer reads the offset, and leaves at release), so that a
- * file whose mutex is held long holds up no other. Under its file's mutex,
+ * before that timer reads the offset, and leaves at release), on
+ * twd_clock_wq, so that a file whose mutex is held long (an ioctl's copy
+ * waiting for a page) holds up no other, as long as fewer files than the
+ * workqueue's 256 works in flight wait so at once. Under its file's mutex,
  * a file's work stops every timer whose @clock_off is not its clock's
  * offset any more, then files it again at its deadline less the new
  * offset, or cancels it if it is TWD_CANCEL_ON_SET, with a last event
@@ -314,6 +316,8 @@ struct twd_tns {
  */
 static LIST_HEAD(twd_clock_files);
 static DEFINE_MUTEX(twd_clock_lock);
+/* The files' clock works: a stuck one holds up no other workqueue's. */
+static struct workqueue_struct *twd_clock_wq;
 
 /**
  * struct twd_ring_hdr - the head of the event ring, as the process maps it
@@ -1931,7 +1935,7 @@ static void twd_clock_work_fn(struct work_struct *work)
 
 	mutex_lock(&twd_clock_lock);
 	list_for_each_entry(ctx, &twd_clock_files, clock_node)
-		queue_work(system_unbound_wq, &ctx->clock_work);
+		queue_work(twd_clock_wq, &ctx->clock_work);
 	mutex_unlock(&twd_clock_lock);
 }
 
@@ -3300,9 +3304,14 @@ static int __init twd_init(void)
 		goto out_destroy_cache;
 	}
 	twd_default_limits();
+	twd_clock_wq = alloc_workqueue("twheel_dev_clock", WQ_UNBOUND, 0);
+	if (!twd_clock_wq) {
+		ret = -ENOMEM;
+		goto out_destroy_clock_cache;
+	}
 	ret = pvclock_gtod_register_notifier(&twd_clock_nb);
 	if (ret)
-		goto out_destroy_clock_cache;
+		goto out_destroy_clock_wq;
 	ret = misc_register(&twd_misc);
 	if (ret)
 		goto out_unregister_clock;
@@ -3312,6 +3321,8 @@ static int __init twd_init(void)
 
 out_unregister_clock:
 	twd_clock_stop();
+out_destroy_clock_wq:
+	destroy_workqueue(twd_clock_wq);
 out_destroy_clock_cache:
 	kmem_cache_destroy(twd_clock_cache);
 out_destroy_cache:
@@ -3323,6 +3334,7 @@ static void __exit twd_exit(void)
 {
 	misc_deregister(&twd_misc);
 	twd_clock_stop();
+	destroy_workqueue(twd_clock_wq);
 	kmem_cache_destroy(twd_clock_cache);
 	kmem_cache_destroy(twd_cache);
 }

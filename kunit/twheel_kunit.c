@@ -653,7 +653,14 @@ static void twheel_test_cascade(struct kunit *test)
 	for (i = 0; i < 4; i++)
 		KUNIT_ASSERT_EQ(test, tw_arm_on(&p[i], ticks[i] * tw_tick(), cpu), 0);
 	tw_stats(test, cpu, &armed);
-	KUNIT_EXPECT_EQ(test, armed.level_pending[1] - before.level_pending[1], 4);
+	/*
+	 * On level 1; or those of the next 4096-tick block on level 2, if
+	 * the wheel's clock lagged a block behind: it is forwarded to the
+	 * time of an arm only while no event of the wheel is due (seen once
+	 * in a CI run on a loaded host).
+	 */
+	KUNIT_EXPECT_EQ(test, armed.level_pending[1] + armed.level_pending[2] -
+			before.level_pending[1] - before.level_pending[2], 4);
 
 	for (i = 0; i < 4; i++) {
 		KUNIT_ASSERT_TRUE_MSG(test, tw_wait(&p[i].done, 6000),
@@ -1321,7 +1328,7 @@ static void twheel_test_set_period_invalid(struct kunit *test)
 static void twheel_test_slack_set(struct kunit *test)
 {
 	struct tw_probe *p = tw_probes(test, 3, tw_probe_fn, 0);
-	u64 slack = 16 * tw_tick(), now = ktime_get(), grid;
+	u64 slack = 16 * tw_tick(), now = ktime_get(), grid, deadline;
 	unsigned int i;
 
 	KUNIT_EXPECT_EQ(test, twheel_slack(&p[0].timer), 0);
@@ -1352,10 +1359,9 @@ static void twheel_test_slack_set(struct kunit *test)
 
 	grid = 1024 * tw_tick();
 	KUNIT_EXPECT_EQ(test, twheel_set_slack(&p[2].timer, grid), 0);
-	KUNIT_ASSERT_EQ(test, tw_arm_on(&p[2], round_up(ktime_get() +
-						       100 * NSEC_PER_MSEC,
-						       grid) + tw_tick(),
-					tw_home_cpu()), 0);
+	deadline = (div64_u64(ktime_get() + 100 * NSEC_PER_MSEC, grid) + 1) *
+		   grid + tw_tick();
+	KUNIT_ASSERT_EQ(test, tw_arm_on(&p[2], deadline, tw_home_cpu()), 0);
 	KUNIT_EXPECT_EQ(test, twheel_set_slack(&p[2].timer, 0), 0);
 	KUNIT_ASSERT_TRUE(test, tw_wait(&p[2].done, TW_TIMEOUT_MS));
 	tw_expect_timely(test, &p[2], TW_SLACK_NS);

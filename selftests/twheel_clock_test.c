@@ -708,11 +708,12 @@ TEST_F(clock, cancel_on_set_past_a_stuck_file)
 	copy.src = (uintptr_t)src;
 	copy.len = psz;
 	EXPECT_EQ(0, ioctl(pfd.fd, UFFDIO_COPY, &copy));
+	/* Had the copy failed, this fails the batch's, which then returns. */
+	close(pfd.fd);
 	EXPECT_EQ(0, pthread_join(th, NULL));
 	EXPECT_EQ(1, sa.ret);
 	EXPECT_EQ(2, tw_fdinfo(other.fd, "timers"));
 	twl_close(&other);
-	close(pfd.fd);
 	munmap(src, psz);
 	munmap(page, psz);
 }
