@@ -109,9 +109,10 @@
  * inside it: MODIFY calls twheel_mod_pending() and
  * twheel_mod_pending_period() under it, the callback twheel_mod(),
  * twheel_set_period() and twheel_cancel(), which makes a pending test and
- * the change that depends on it atomic with respect to the callback. twheel calls the
- * callback with no lock held; twheel_cancel_sync(), twheel_shutdown_sync()
- * and twheel_shutdown_bulk() are called with ctx->mutex alone.
+ * the change that depends on it atomic with respect to the callback.
+ * twheel calls the callback with no lock held; twheel_cancel_sync(),
+ * twheel_shutdown_sync() and twheel_shutdown_bulk() are called with
+ * ctx->mutex alone.
  *
  * Lifetime
  * --------

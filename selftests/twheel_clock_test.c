@@ -630,6 +630,7 @@ TEST_F(clock, cancel_on_set_forward)
 	EXPECT_EQ(0, twl_cancel(&self->tw, 1));
 }
 
+/* A thread's ARM_BATCH of the one entry at @entries, and its result. */
 struct stuck_arm {
 	const struct twl	*tw;
 	const struct twheel_arm	*entries;
