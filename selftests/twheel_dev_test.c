@@ -495,8 +495,7 @@ TEST_F(dev, read_restarts_after_signal)
 
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
 	ASSERT_EQ(0, twl_arm(&self->tw, 1, 0, 0, 0, 0, 0));
-	for (i = 0; i < 500 && tw_fdinfo(self->tw.fd, "queued") < 1; i++)
-		tw_sleep_ms(10);
+	TW_WAIT_FOR(tw_fdinfo(self->tw.fd, "queued") >= 1);
 	ASSERT_EQ(1, tw_fdinfo(self->tw.fd, "queued"));
 	b.arm = calloc(b.n, sizeof(*b.arm));
 	b.status = calloc(b.n, sizeof(*b.status));

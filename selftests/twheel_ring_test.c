@@ -241,8 +241,7 @@ TEST_F(ring, setup_over_waiting_events)
 
 	for (i = 0; i < 20; i++)
 		ASSERT_EQ(0, twl_arm(&self->tw, i, 0, 0, 0, 0, 0));
-	for (i = 0; i < 500 && tw_fdinfo(self->tw.fd, "queued") < 20; i++)
-		tw_sleep_ms(10);
+	TW_WAIT_FOR(tw_fdinfo(self->tw.fd, "queued") >= 20);
 	ASSERT_EQ(20, tw_fdinfo(self->tw.fd, "queued"));
 	ASSERT_EQ(0, twl_ring_setup(&self->tw, 8));
 	EXPECT_EQ(8, twl_ring_count(&self->tw));
