@@ -1928,15 +1928,18 @@ static void twd_clock_set_file(struct work_struct *work)
 
 /*
  * The work run when a clock was set: queue the work of every file on
- * twd_clock_files. A set while a file's work runs queues it again.
+ * twd_clock_files, as many as users opened, yielding between them. A set
+ * while a file's work runs queues it again.
  */
 static void twd_clock_work_fn(struct work_struct *work)
 {
 	struct twd_ctx *ctx;
 
 	mutex_lock(&twd_clock_lock);
-	list_for_each_entry(ctx, &twd_clock_files, clock_node)
+	list_for_each_entry(ctx, &twd_clock_files, clock_node) {
 		queue_work(twd_clock_wq, &ctx->clock_work);
+		cond_resched();
+	}
 	mutex_unlock(&twd_clock_lock);
 }
 
