@@ -295,6 +295,9 @@ static __always_inline void wheel_slot_drop(struct wheel *w, unsigned int idx,
 		if (idx == w->due)
 			w->due = WHEEL_NONE;
 		__clear_bit(idx % LVL_SLOTS, w->pending_map[wheel_lvl(idx)]);
+		/* Its drain tick may be @drain_limit: see wheel_forward(). */
+		if (wheel_lvl(idx))
+			w->limit_stale = true;
 		slot->first = U64_MAX;
 		slot->last = 0;
 		slot->slack = 0;
@@ -724,6 +727,7 @@ static void wheel_emptied(struct wheel *w)
 		w->drain[lvl] = WHEEL_NONE;
 	w->draining = 0;
 	w->drain_limit = U64_MAX;
+	w->limit_stale = false;
 }
 
 /**
@@ -736,16 +740,26 @@ static void wheel_emptied(struct wheel *w)
  * so that timers are filed as low as their delays allow. The caller knows
  * that no event is due by @now (so no slot is left behind); a drain in
  * progress keeps @clk where it is.
+ *
+ * @drain_limit may be the drain tick of a slot emptied since it was set
+ * (@limit_stale): when it holds @clk back, it is worked out again, lest
+ * @clk wait for a drain that will not come and file timers higher, and
+ * cascade them more often, than their delays need.
  */
 static void wheel_forward(struct wheel *w, u64 now)
 {
+	u64 tick;
+
 	/* @clk is at @now (or past it) already: tell so without a division. */
-	if (now < (w->clk + 1) * w->tick_ns)
+	if (now < (w->clk + 1) * w->tick_ns || w->draining)
 		return;
+	tick = wheel_ns_div(w, now);
+	if (tick >= w->drain_limit && w->limit_stale) {
+		wheel_next_drain(w, &w->drain_limit);
+		w->limit_stale = false;
+	}
 	/* Not to a drain tick, which only the drain may reach. */
-	if (!w->draining)
-		w->clk = max(w->clk, min(wheel_ns_div(w, now),
-					 w->drain_limit - 1));
+	w->clk = max(w->clk, min(tick, w->drain_limit - 1));
 }
 
 /*
@@ -863,6 +877,7 @@ static enum wheel_state wheel_advance(struct wheel *w, u64 now,
 			continue;
 		}
 		w->drain_limit = drain_tick;
+		w->limit_stale = false;
 		wheel_forward(w, now);
 		return WHEEL_IDLE;
 	}

@@ -80,6 +80,8 @@ struct wheel_slot {
  * @drain_start: per level, the first tick of @drain's span
  * @drain_limit: at most the first drain tick of a slot not draining, so
  *		that wheel_forward() does not pass it
+ * @limit_stale: a slot above level 0 emptied since @drain_limit was set:
+ *		it may be less than that drain tick
  * @due:	the level-0 slot being expired, or %WHEEL_NONE
  * @cascaded:	timers moved down a level, ever
  * @level_count: timers filed at each level
@@ -93,6 +95,7 @@ struct wheel {
 	u64			tick_max;
 	u16			drain[LVL_DEPTH];
 	u8			draining;
+	bool			limit_stale;
 	unsigned int		due;
 	u64			drain_start[LVL_DEPTH];
 	u64			drain_limit;
