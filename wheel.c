@@ -391,6 +391,12 @@ static unsigned int wheel_drain_target(const struct wheel *w, unsigned int idx,
 
 	wheel_slot_ticks(w, &w->slots[idx], &lo, &hi);
 	*one_tick = lo == hi;
+	/*
+	 * Mixed slack grids may put @lo before @from: no slot to tell, the
+	 * timers move one by one.
+	 */
+	if (lo < from)
+		return WHEEL_NONE;
 	to = wheel_calc_idx(lo, from);
 	return to == wheel_calc_idx(hi, from) ? to : WHEEL_NONE;
 }
