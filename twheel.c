@@ -120,8 +120,9 @@
  * or of a twheel_add_bulk(), and dropped in between. A run of the hrtimer
  * lasts at most half a tick (RUN_SLICE_DIV), unless the CPU has nothing
  * else to run: then it goes on until a task or a softirq wants the CPU,
- * RUN_IDLE_TICKS at most. A backlog left over goes on in two ways: in the
- * CPU's runner, a SCHED_IDLE thread (twheel_runner_fn()), in slices alike
+ * RUN_IDLE_TICKS at most. A
+ * backlog left over goes on in two ways: in the CPU's runner, a
+ * SCHED_IDLE thread (twheel_runner_fn()), in slices alike
  * with bottom halves off, whenever the CPU has nothing else to run: an
  * otherwise idle CPU drains a burst at full speed, and a task that wakes,
  * or is runnable, takes the CPU back after half a tick at most; and in
@@ -456,24 +457,39 @@ twheel_enqueue(struct twheel_base *base, struct twheel_timer *timer)
 }
 
 /*
+ * Take @timer off the wheel or the sleep list, leaving it pending to
+ * twheel_pending() (a periodic timer about to fire is filed again before
+ * the lock is dropped). Returns true if that emptied its slot of the wheel.
+ */
+static __always_inline bool
+twheel_unlink(struct twheel_base *base, struct twheel_timer *timer)
+{
+	lockdep_assert_held(&base->lock);
+
+	if (timer->idx != IDX_SLEEP)
+		return wheel_del(&base->wheel, timer);
+	wheel_list_del(&timer->entry);
+	base->sleeping--;
+	return false;
+}
+
+/* Mark @timer, off every list, as not pending. */
+static __always_inline void twheel_clear_pending(struct twheel_timer *timer)
+{
+	/* Pairs with the READ_ONCE() of twheel_pending(). */
+	WRITE_ONCE(timer->entry.next, NULL);
+}
+
+/*
  * Take @timer off the wheel or the sleep list; it is not pending after.
  * Returns true if that emptied its slot of the wheel.
  */
 static __always_inline bool
 twheel_detach(struct twheel_base *base, struct twheel_timer *timer)
 {
-	bool emptied = false;
+	bool emptied = twheel_unlink(base, timer);
 
-	lockdep_assert_held(&base->lock);
-
-	if (timer->idx == IDX_SLEEP) {
-		wheel_list_del(&timer->entry);
-		base->sleeping--;
-	} else {
-		emptied = wheel_del(&base->wheel, timer);
-	}
-	/* Pairs with the READ_ONCE() of twheel_pending(). */
-	WRITE_ONCE(timer->entry.next, NULL);
+	twheel_clear_pending(timer);
 	return emptied;
 }
 
@@ -502,14 +518,17 @@ static u64 twheel_base_pending(const struct twheel_base *base)
 	return base->sleeping + wheel_count(&base->wheel);
 }
 
-/* Take a due @timer, from wheel_first_due(), off the wheel, as above. */
+/*
+ * Take a due @timer, from wheel_first_due(), off the wheel, as
+ * twheel_unlink(): twheel_account_fire() or twheel_hand_over() says
+ * whether it is still pending.
+ */
 static __always_inline void
-twheel_detach_due(struct twheel_base *base, struct twheel_timer *timer)
+twheel_unlink_due(struct twheel_base *base, struct twheel_timer *timer)
 {
 	lockdep_assert_held(&base->lock);
 
 	wheel_del_due(&base->wheel, timer);
-	WRITE_ONCE(timer->entry.next, NULL);
 }
 
 /* Returns 1 if @timer was pending and is no longer, 0 if it was not. */
@@ -642,11 +661,12 @@ static void twheel_set_periodic(struct twheel_timer *timer, bool periodic)
 }
 
 /*
- * Account a fire of @timer, detached: the deadline it delivers and, for a
+ * Account a fire of @timer, unlinked: the deadline it delivers and, for a
  * periodic timer, the deadlines it stands for and the re-arm one period
- * after the delivered one. A periodic timer's count is one of deadlines:
- * a fire that stands for several uses up as many, and the last one
- * delivered is the last of the count.
+ * after the delivered one, or, on its last fire, that it is not pending.
+ * A periodic timer's count is one of deadlines: a fire that stands for
+ * several uses up as many, and the last one delivered is the last of the
+ * count.
  */
 static void twheel_account_period(struct twheel_base *base,
 				  struct twheel_timer *timer, u64 now)
@@ -669,6 +689,7 @@ static void twheel_account_period(struct twheel_base *base,
 		WRITE_ONCE(timer->left, 0);
 	if (!timer->left) {
 		/* The last fire: the deadline is the one it delivers. */
+		twheel_clear_pending(timer);
 		twheel_set_periodic(timer, false);
 		WRITE_ONCE(timer->expires, timer->fired);
 		return;
@@ -678,8 +699,10 @@ static void twheel_account_period(struct twheel_base *base,
 }
 
 /*
- * Account a fire of @timer, detached; @periodic is its TWHEEL_F_PERIODIC,
- * which the fast path of a run has tested already.
+ * Account a fire of @timer, unlinked (it is still pending to lockless
+ * readers, see twheel_unlink()), and say whether it is pending after it;
+ * @periodic is its TWHEEL_F_PERIODIC, which the fast path of a run has
+ * tested already.
  */
 static __always_inline void twheel_account_fire(struct twheel_base *base,
 						struct twheel_timer *timer,
@@ -689,6 +712,8 @@ static __always_inline void twheel_account_fire(struct twheel_base *base,
 	timer->overruns = 0;
 	if (periodic)
 		twheel_account_period(base, timer, now);
+	else
+		twheel_clear_pending(timer);
 	twheel_account_lateness(base, timer, now);
 }
 
@@ -716,7 +741,7 @@ static u64 twheel_run_clock(struct twheel_base *base, unsigned int ctx)
 }
 
 /*
- * Run the callback of an expired, detached @timer at time @now, read with
+ * Run the callback of an expired, unlinked @timer at time @now, read with
  * twheel_run_clock(), in context @ctx; @periodic is its TWHEEL_F_PERIODIC.
  * Called and returns with @base->lock held, interrupts off; drops it around
  * the callback, after which @timer is not touched.
@@ -767,7 +792,7 @@ static bool twheel_batch_joins(const struct twheel_timer *timer,
 }
 
 /*
- * Run the batch callback of an expired, detached %TWHEEL_BATCH @timer and
+ * Run the batch callback of an expired, unlinked %TWHEEL_BATCH @timer and
  * of the due timers that follow it in its slot and may join it
  * (twheel_batch_joins()), up to TWHEEL_BATCH_MAX, with one hold of the
  * lock for all. Locking as for twheel_fire(). Returns how many timers it
@@ -795,7 +820,7 @@ static unsigned int twheel_fire_batch(struct twheel_base *base,
 		timer = wheel_first_due(&base->wheel, now);
 		if (!twheel_batch_joins(timer, first))
 			break;
-		twheel_detach_due(base, timer);
+		twheel_unlink_due(base, timer);
 	}
 	WRITE_ONCE(running->nr_batch, n);
 	twheel_unlock(base);
@@ -810,11 +835,12 @@ static unsigned int twheel_fire_batch(struct twheel_base *base,
 	return n;
 }
 
-/* Hand an expired TWHEEL_SLEEPABLE @timer, detached, to the sleep work. */
+/* Hand an expired TWHEEL_SLEEPABLE @timer, unlinked, to the sleep work. */
 static void twheel_hand_over(struct twheel_base *base,
 			     struct twheel_timer *timer)
 {
-	list_add_tail(&timer->entry, &base->sleep_list);
+	/* Pending throughout (twheel_unlink_due()): no WRITE_ONCE() of NULL. */
+	wheel_list_add_tail(&timer->entry, &base->sleep_list);
 	timer->idx = IDX_SLEEP;
 	base->sleeping++;
 }
@@ -882,7 +908,7 @@ static bool twheel_run(struct twheel_base *base, bool idle)
 			continue;
 		}
 		timer = wheel_due_first(&base->wheel);
-		twheel_detach_due(base, timer);
+		twheel_unlink_due(base, timer);
 		/* A one-shot softirq callback, the common case, in one test. */
 		if (likely(!(timer->flags & (TWHEEL_SLEEPABLE | TWHEEL_BATCH |
 					     TWHEEL_F_PERIODIC)))) {
@@ -1069,7 +1095,7 @@ static void twheel_sleep_work_fn(struct work_struct *work)
 
 		timer = list_first_entry(&base->sleep_list, struct twheel_timer,
 					 entry);
-		twheel_detach(base, timer);
+		twheel_unlink(base, timer);
 		twheel_fire(base, timer, RUN_WORK,
 			    twheel_run_clock(base, RUN_WORK),
 			    timer->flags & TWHEEL_F_PERIODIC);
@@ -1636,7 +1662,7 @@ int twheel_set_slack(struct twheel_timer *timer, u64 slack_ns)
 		/* A filed timer's slot depends on its grid: file it again. */
 		refile = twheel_pending(timer) && timer->idx != IDX_SLEEP;
 		if (refile)
-			twheel_detach(base, timer);
+			twheel_unlink(base, timer);
 		WRITE_ONCE(timer->slack, slack);
 		if (refile)
 			twheel_enqueue(base, timer);

@@ -1193,6 +1193,51 @@ static void twheel_test_periodic_forever(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), fires);
 }
 
+/*
+ * twheel_pending() of a periodic timer firing every tick on the other CPU,
+ * read here all the while: the re-arm files it again before the lock is
+ * dropped, and a TWHEEL_SLEEPABLE one goes to the sleep list likewise, so
+ * that it reads as pending from one fire to the next.
+ */
+static void tw_pending_throughout(struct kunit *test, u32 flags)
+{
+	int cpu = tw_other_cpu();
+	unsigned long reads = 0, misses = 0;
+	struct tw_probe *p;
+	u64 end;
+
+	if (cpu < 0)
+		kunit_skip(test, "needs two online CPUs");
+	p = tw_probes(test, 1, tw_probe_fn, flags);
+	KUNIT_ASSERT_EQ(test, twheel_set_period(&p->timer, tw_tick(),
+						TWHEEL_FOREVER), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, tw_tick(), cpu), 0);
+	end = ktime_get() + TW_TIMEOUT_MS * NSEC_PER_MSEC;
+	while (atomic_read(&p->fires) < 100) {
+		misses += !twheel_pending(&p->timer);
+		if (++reads % 1024)
+			continue;
+		if (ktime_get() > end)
+			break;
+		cond_resched();
+	}
+	KUNIT_EXPECT_GE(test, atomic_read(&p->fires), 100);
+	KUNIT_EXPECT_EQ_MSG(test, misses, 0, "not pending in %lu of %lu reads",
+			    misses, reads);
+	KUNIT_EXPECT_EQ(test, twheel_cancel_sync(&p->timer), 1);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p->timer));
+}
+
+static void twheel_test_pending_periodic(struct kunit *test)
+{
+	tw_pending_throughout(test, 0);
+}
+
+static void twheel_test_pending_sleepable(struct kunit *test)
+{
+	tw_pending_throughout(test, TWHEEL_SLEEPABLE);
+}
+
 static void twheel_test_periodic_overruns(struct kunit *test)
 {
 	struct tw_probe *p = tw_probes(test, 1, tw_hold_fn, TWHEEL_SLEEPABLE);
@@ -2469,6 +2514,8 @@ static struct kunit_case twheel_test_cases[] = {
 	KUNIT_CASE(twheel_test_self_rearm_then_cancel),
 	KUNIT_CASE(twheel_test_periodic_count),
 	KUNIT_CASE(twheel_test_periodic_forever),
+	KUNIT_CASE(twheel_test_pending_periodic),
+	KUNIT_CASE(twheel_test_pending_sleepable),
 	KUNIT_CASE(twheel_test_periodic_overruns),
 	KUNIT_CASE(twheel_test_periodic_past_ktime_max),
 	KUNIT_CASE(twheel_test_periodic_then_once),
