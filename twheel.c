@@ -115,12 +115,12 @@
  *
  * Whatever a user arms, no loop runs over an unbounded number of timers
  * with interrupts off or a lock held: the lock is held for one fire's
- * bookkeeping, or for at most CASCADE_BATCH timers of a cascade (one splice
- * when a whole slot falls into one lower slot), of a dead CPU's migration
- * or of a twheel_add_bulk(), and dropped in between. A run of the hrtimer
- * lasts at most half a tick (RUN_SLICE_DIV), unless the CPU has nothing
- * else to run: then it goes on until a task or a softirq wants the CPU,
- * RUN_IDLE_TICKS at most. A
+ * bookkeeping, or for a few dozen timers at most of a cascade (one splice
+ * when a whole slot falls into one lower slot) or of hand-overs to the
+ * sleep work, or of a dead CPU's migration or a twheel_add_bulk(), and
+ * dropped in between. A run of the hrtimer lasts at most half a tick
+ * (RUN_SLICE_DIV), unless the CPU has nothing else to run: then it goes
+ * on until a task or a softirq wants the CPU, RUN_IDLE_TICKS at most. A
  * backlog left over goes on in two ways: in the CPU's runner, a
  * SCHED_IDLE thread (twheel_runner_fn()), in slices alike
  * with bottom halves off, whenever the CPU has nothing else to run: an
@@ -188,13 +188,16 @@
 /*
  * Bounded work. Interrupts are off only while a base's lock is held, and
  * it is held for one timer's fire bookkeeping (a batch callback's: up to
- * TWHEEL_BATCH_MAX timers), or CASCADE_BATCH timers of a cascade, a
- * migration, a twheel_add_bulk() or a twheel_shutdown_bulk(). A run reads
- * the clock every RUN_BATCH timers (after a batch, if it had more) and
- * yields after a slice of tick / RUN_SLICE_DIV, or, on a CPU
- * with nothing else to run, once a task or a softirq wants it after that,
- * RUN_IDLE_TICKS at the latest: see twheel_run(), twheel_hrtimer_fn() and
- * twheel_runner_fn().
+ * TWHEEL_BATCH_MAX timers), or CASCADE_BATCH timers of a migration, a
+ * twheel_add_bulk() or a twheel_shutdown_bulk(). A run counts the timers
+ * it fires, hands over to the sleep work or moves down a level (a cascade
+ * step moves CASCADE_BATCH at most); every RUN_BATCH of them (after a
+ * batch, if it had more) it drops the lock, which fires drop anyway, and
+ * reads the clock, so that a hold covers fewer than RUN_BATCH +
+ * CASCADE_BATCH timers. It yields after a slice of tick / RUN_SLICE_DIV,
+ * or, on a CPU with nothing else to run, once a task or a softirq wants it
+ * after that, RUN_IDLE_TICKS at the latest: see twheel_run(),
+ * twheel_hrtimer_fn() and twheel_runner_fn().
  */
 #define RUN_BATCH	16
 #define CASCADE_BATCH	16
@@ -878,7 +881,7 @@ static bool twheel_run(struct twheel_base *base, bool idle)
 	u64 end = now + tick_ns / RUN_SLICE_DIV;
 	u64 idle_end = idle ? now + RUN_IDLE_TICKS * (u64)tick_ns : end;
 	bool sleepers = false, done = false;
-	unsigned int n = 0;	/* timers and cascade steps since the clock */
+	unsigned int n = 0;	/* timers handled or moved since the clock */
 
 	lockdep_assert_held(&base->lock);
 
@@ -903,8 +906,11 @@ static bool twheel_run(struct twheel_base *base, bool idle)
 				done = true;
 				break;
 			}
-			if (state == WHEEL_AGAIN)
-				twheel_relax(base);
+			/*
+			 * The timers it moved count: a drain that ends in a
+			 * due slot kept the lock, and so did one out of budget.
+			 */
+			n += CASCADE_BATCH - budget;
 			continue;
 		}
 		timer = wheel_due_first(&base->wheel);
