@@ -2182,22 +2182,22 @@ static int twheel_cpu_offline(unsigned int cpu)
 
 	twheel_lock(base);
 	WRITE_ONCE(base->online, false);
-	twheel_unlock(base);
-	hrtimer_cancel(&base->hrtimer);
-	cancel_work_sync(&base->sleep_work);
 	/*
 	 * A slice of the runner may be in progress, preempted where bottom
 	 * halves off do not keep others out (PREEMPT_RT): it stops at its
-	 * end, and the runner takes no other. The wheel may be behind: keep
-	 * twheel_forward() off it.
+	 * end, and no run starts after. Wait for it before the hrtimer and
+	 * the work item are cancelled: its end may arm or queue them.
 	 */
-	for (;;) {
-		twheel_lock(base);
-		if (!base->in_run)
-			break;
+	while (base->in_run) {
 		twheel_unlock(base);
 		usleep_range(100, 200);
+		twheel_lock(base);
 	}
+	twheel_unlock(base);
+	hrtimer_cancel(&base->hrtimer);
+	cancel_work_sync(&base->sleep_work);
+	/* The wheel may be behind: keep twheel_forward() off it. */
+	twheel_lock(base);
 	WRITE_ONCE(base->backlog, false);
 	base->next_expiry = 0;
 	twheel_unlock(base);
