@@ -193,11 +193,13 @@
  * it fires, hands over to the sleep work or moves down a level (a cascade
  * step moves CASCADE_BATCH at most); every RUN_BATCH of them (after a
  * batch, if it had more) it drops the lock, which fires drop anyway, and
- * reads the clock, so that a hold covers fewer than RUN_BATCH +
- * CASCADE_BATCH timers. It yields after a slice of tick / RUN_SLICE_DIV,
- * or, on a CPU with nothing else to run, once a task or a softirq wants it
- * after that, RUN_IDLE_TICKS at the latest: see twheel_run(),
- * twheel_hrtimer_fn() and twheel_runner_fn().
+ * reads the clock, so that a hold covers fewer than RUN_BATCH timers
+ * handed over or moved, then a cascade step or a batch callback's
+ * bookkeeping: fewer than RUN_BATCH + TWHEEL_BATCH_MAX timers in all. It
+ * yields after a slice of tick / RUN_SLICE_DIV, or, on a CPU with nothing
+ * else to run, once a task or a softirq wants it after that,
+ * RUN_IDLE_TICKS at the latest: see twheel_run(), twheel_hrtimer_fn() and
+ * twheel_runner_fn().
  */
 #define RUN_BATCH	16
 #define CASCADE_BATCH	16
@@ -703,9 +705,9 @@ static void twheel_account_period(struct twheel_base *base,
 
 /*
  * Account a fire of @timer, unlinked (it is still pending to lockless
- * readers, see twheel_unlink()), and say whether it is pending after it;
- * @periodic is its TWHEEL_F_PERIODIC, which the fast path of a run has
- * tested already.
+ * readers, see twheel_unlink()), and mark it not pending unless it is
+ * filed again; @periodic is its TWHEEL_F_PERIODIC, which the fast path of
+ * a run has tested already.
  */
 static __always_inline void twheel_account_fire(struct twheel_base *base,
 						struct twheel_timer *timer,
@@ -842,7 +844,10 @@ static unsigned int twheel_fire_batch(struct twheel_base *base,
 static void twheel_hand_over(struct twheel_base *base,
 			     struct twheel_timer *timer)
 {
-	/* Pending throughout (twheel_unlink_due()): no WRITE_ONCE() of NULL. */
+	/*
+	 * From a run, pending throughout (twheel_unlink_due()); from a dead
+	 * CPU's migration, pending again.
+	 */
 	wheel_list_add_tail(&timer->entry, &base->sleep_list);
 	timer->idx = IDX_SLEEP;
 	base->sleeping++;

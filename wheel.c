@@ -720,10 +720,10 @@ static bool wheel_drain(struct wheel *w, unsigned int lvl, unsigned int *budget)
  * wheel_emptied - forget the drains of a wheel whose last timer left
  * @w:	the wheel, with no timer on it
  *
- * A drain in progress, or the drain tick of a slot emptied since, holds
- * @clk back (wheel_forward()) until wheel_advance() comes by, which an
- * empty wheel, with no event, does not call: the next timers would be
- * filed against an old @clk, higher up than their delays need.
+ * A drain in progress holds @clk back (wheel_forward()) until
+ * wheel_advance() comes by, which an empty wheel, with no event, does not
+ * call: the next timers would be filed against an old @clk, higher up
+ * than their delays need.
  */
 static void wheel_emptied(struct wheel *w)
 {
