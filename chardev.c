@@ -1411,17 +1411,29 @@ static void twd_reap_done(struct twd_ctx *ctx)
 }
 
 /*
- * Take ctx->mutex for an ioctl. With a ring, first move the backlog into
- * it as far as the process made room, and free the timers whose last
- * events it took, so that the ioctl finds their keys free.
+ * Take ctx->mutex for an ioctl, unless the process is killed meanwhile:
+ * another ioctl of the file may hold it for as long as one of its user
+ * copies waits for a page (of a FUSE file, or of userfaultfd).
  */
-static void twd_lock(struct twd_ctx *ctx)
+static int twd_mutex_lock(struct twd_ctx *ctx)
 {
-	mutex_lock(&ctx->mutex);
+	return mutex_lock_killable(&ctx->mutex) ? -EINTR : 0;
+}
+
+/*
+ * twd_mutex_lock(), then, with a ring, move the backlog into it as far as
+ * the process made room, and free the timers whose last events it took,
+ * so that the ioctl finds their keys free.
+ */
+static int twd_lock(struct twd_ctx *ctx)
+{
+	if (twd_mutex_lock(ctx))
+		return -EINTR;
 	if (ctx->ring) {
 		twd_ring_fill_all(ctx);
 		twd_reap_done(ctx);
 	}
+	return 0;
 }
 
 /* ---- ioctl argument checks ---- */
@@ -2011,7 +2023,8 @@ static long twd_ioc_version(struct twd_ctx *ctx, union twd_ucmd *u)
 	if (esize && (esize < TWHEEL_EVENT_SIZE_VER0 ||
 		      esize > TWHEEL_EVENT_SIZE_MAX || !IS_ALIGNED(esize, 8)))
 		return -EINVAL;
-	mutex_lock(&ctx->mutex);
+	if (twd_mutex_lock(ctx))
+		return -EINTR;
 	/* The ring's records keep the size they were set up with. */
 	if (esize && ctx->ring && esize != ctx->event_size) {
 		mutex_unlock(&ctx->mutex);
@@ -2035,7 +2048,9 @@ static long twd_ioc_arm(struct twd_ctx *ctx, union twd_ucmd *u)
 	long ret;
 
 	twd_now(&tn);
-	twd_lock(ctx);
+	ret = twd_lock(ctx);
+	if (ret)
+		return ret;
 	ret = twd_arm(ctx, &u->arm, &tn);
 	mutex_unlock(&ctx->mutex);
 	return ret;
@@ -2453,7 +2468,9 @@ static long twd_ioc_arm_batch(struct twd_ctx *ctx, union twd_ucmd *u)
 		return -E2BIG;
 
 	twd_now(&tn);
-	twd_lock(ctx);
+	err = twd_lock(ctx);
+	if (err)
+		return err;
 	/* Without it (no memory), entries go one by one: same results. */
 	if (!ctx->arm_chunk)
 		ctx->arm_chunk = kmalloc(sizeof(*c), GFP_KERNEL_ACCOUNT |
@@ -2495,7 +2512,9 @@ static long twd_ioc_cancel(struct twd_ctx *ctx, union twd_ucmd *u)
 
 	if (u->cancel.flags)
 		return -EINVAL;
-	twd_lock(ctx);
+	ret = twd_lock(ctx);
+	if (ret)
+		return ret;
 	ret = twd_cancel(ctx, u->cancel.key);
 	mutex_unlock(&ctx->mutex);
 	return ret;
@@ -2515,7 +2534,9 @@ static long twd_ioc_cancel_batch(struct twd_ctx *ctx, union twd_ucmd *u)
 	if (b->flags & ~TWHEEL_BATCH_PROGRESS || b->__reserved)
 		return -EINVAL;
 
-	twd_lock(ctx);
+	err = twd_lock(ctx);
+	if (err)
+		return err;
 	while (done < b->count && !err) {
 		end = done + min_t(u32, b->count - done, TWD_BATCH_CHUNK);
 		err = twd_batch_start(status, done, end);
@@ -2575,7 +2596,9 @@ static long twd_ioc_modify(struct twd_ctx *ctx, union twd_ucmd *u)
 	if (ret)
 		return ret;
 
-	twd_lock(ctx);
+	ret = twd_lock(ctx);
+	if (ret)
+		return ret;
 	ret = twd_modify(ctx, mod, deadline);
 	mutex_unlock(&ctx->mutex);
 	return ret;
@@ -2591,7 +2614,9 @@ static long twd_ioc_query(struct twd_ctx *ctx, union twd_ucmd *u)
 	if (q->flags || q->__reserved)
 		return -EINVAL;
 	twd_timens_offsets(&tns);
-	twd_lock(ctx);
+	ret = twd_lock(ctx);
+	if (ret)
+		return ret;
 	t = twd_lookup(ctx, q->key);
 	if (t) {
 		spin_lock_irq(&ctx->wqh.lock);
@@ -2610,7 +2635,9 @@ static long twd_ioc_cancel_all(struct twd_ctx *ctx, union twd_ucmd *u)
 
 	if (u->cancel_all.flags)
 		return -EINVAL;
-	twd_lock(ctx);
+	ret = twd_lock(ctx);
+	if (ret)
+		return ret;
 	ret = twd_cancel_all(ctx);
 	mutex_unlock(&ctx->mutex);
 	return ret;
@@ -2711,7 +2738,8 @@ static long twd_ioc_ring_setup(struct twd_ctx *ctx, union twd_ucmd *u)
 	if (!is_power_of_2(rs->entries) || rs->entries > TWHEEL_RING_ENTRIES_MAX)
 		return -EINVAL;
 
-	mutex_lock(&ctx->mutex);
+	if (twd_mutex_lock(ctx))
+		return -EINTR;
 	esize = ctx->event_size;
 	if (ctx->ring) {
 		mutex_unlock(&ctx->mutex);
@@ -2751,7 +2779,8 @@ static long twd_ioc_ring_flush(struct twd_ctx *ctx, union twd_ucmd *u)
 
 	if (u->ring_flush.flags)
 		return -EINVAL;
-	mutex_lock(&ctx->mutex);
+	if (twd_mutex_lock(ctx))
+		return -EINTR;
 	if (ctx->ring) {
 		ret = twd_ring_fill_all(ctx);
 		twd_reap_done(ctx);
@@ -3187,7 +3216,9 @@ static void twd_show_fdinfo(struct seq_file *m, struct file *file)
 	unsigned int ntimers, nqueued, event_size, ring_entries = 0;
 	size_t table_bytes, ring_bytes = 0;
 
-	mutex_lock(&ctx->mutex);
+	/* A reader killed while an ioctl holds the mutex long shows nothing. */
+	if (twd_mutex_lock(ctx))
+		return;
 	ntimers = ctx->ntimers;
 	table_bytes = BIT(ctx->hash_bits) * sizeof(*ctx->buckets);
 	if (ctx->ring)

@@ -25,6 +25,7 @@
 #include <linux/userfaultfd.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -630,93 +631,177 @@ TEST_F(clock, cancel_on_set_forward)
 	EXPECT_EQ(0, twl_cancel(&self->tw, 1));
 }
 
-/* A thread's ARM_BATCH of the one entry at @entries, and its result. */
-struct stuck_arm {
+/*
+ * A file held stuck (see stuck_start()): a thread's ARM_BATCH of one entry
+ * on a page that userfaultfd leaves missing, and its result.
+ */
+struct stuck {
 	const struct twl	*tw;
-	const struct twheel_arm	*entries;
 	long			ret;
+	int			uffd;
+	long			psz;
+	void			*page, *src;
+	pthread_t		th;
 };
 
 static void *stuck_arm_fn(void *arg)
 {
-	struct stuck_arm *sa = arg;
+	struct stuck *st = arg;
 
-	sa->ret = twl_arm_batch(sa->tw, sa->entries, 1, NULL);
+	st->ret = twl_arm_batch(st->tw, st->page, 1, NULL);
 	return NULL;
 }
 
 /*
+ * Make @tw's mutex held, as any user can do with a FUSE file or
+ * userfaultfd: a thread's ARM_BATCH copies its entry from a page that is
+ * missing until stuck_end(). Returns 0 once the batch waits for the page,
+ * 1 if there is no userfaultfd (errno says why), else -errno.
+ */
+static int stuck_start(struct stuck *st, const struct twl *tw)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { 0 };
+	struct uffd_msg msg;
+
+	st->tw = tw;
+	st->psz = sysconf(_SC_PAGESIZE);
+	st->uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
+	if (st->uffd < 0)
+		return 1;
+	st->page = mmap(NULL, st->psz, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	st->src = mmap(NULL, st->psz, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (st->page == MAP_FAILED || st->src == MAP_FAILED)
+		return -ENOMEM;
+	reg.range.start = (uintptr_t)st->page;
+	reg.range.len = st->psz;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	if (ioctl(st->uffd, UFFDIO_API, &api) ||
+	    ioctl(st->uffd, UFFDIO_REGISTER, &reg))
+		return -errno;
+	errno = pthread_create(&st->th, NULL, stuck_arm_fn, st);
+	if (errno)
+		return -errno;
+	/* Its batch waits for the page, holding the file's mutex. */
+	pfd.fd = st->uffd;
+	if (poll(&pfd, 1, 5000) != 1 ||
+	    read(st->uffd, &msg, sizeof(msg)) != sizeof(msg) ||
+	    msg.event != UFFD_EVENT_PAGEFAULT)
+		return -EIO;
+	return 0;
+}
+
+/* Give the page the entry @arm; returns the batch's result. */
+static long stuck_end(struct stuck *st, const struct twheel_arm *arm)
+{
+	struct uffdio_copy copy = {
+		.dst = (uintptr_t)st->page,
+		.src = (uintptr_t)st->src,
+		.len = st->psz,
+	};
+
+	memcpy(st->src, arm, sizeof(*arm));
+	/* Had the copy failed, closing fails the batch's, which returns. */
+	if (ioctl(st->uffd, UFFDIO_COPY, &copy))
+		perror("UFFDIO_COPY");
+	close(st->uffd);
+	pthread_join(st->th, NULL);
+	munmap(st->src, st->psz);
+	munmap(st->page, st->psz);
+	return st->ret;
+}
+
+/*
  * A set of the clock reaches every file while another file's ioctl holds
- * that file's mutex waiting for a page (of userfaultfd here; any user can
- * make a FUSE file do the same): this file's cancel-on-set timer is
+ * that file's mutex waiting for a page: this file's cancel-on-set timer is
  * cancelled at once, the other file's batch completes once its page comes.
  */
 TEST_F(clock, cancel_on_set_past_a_stuck_file)
 {
 	__u64 d = clock_ns(CLOCK_REALTIME) + 3600 * NS;
 	struct twheel_arm arm = twl_arm_entry(7, 0, 3600 * NS, 0, 0, 0);
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg = { 0 };
-	struct uffdio_copy copy = { 0 };
-	long psz = sysconf(_SC_PAGESIZE);
 	struct twheel_event ev[1];
-	struct stuck_arm sa;
-	struct uffd_msg msg;
-	struct pollfd pfd;
 	struct twl other;
-	void *page, *src;
-	pthread_t th;
+	struct stuck st;
+	int ret;
 
 	if (geteuid())
 		SKIP(return, "may not set CLOCK_REALTIME (not root)");
-	pfd.fd = syscall(__NR_userfaultfd, O_CLOEXEC);
-	if (pfd.fd < 0)
-		SKIP(return, "no userfaultfd: %s", strerror(errno));
-	pfd.events = POLLIN;
-	ASSERT_EQ(0, ioctl(pfd.fd, UFFDIO_API, &api));
-	page = mmap(NULL, psz, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	src = mmap(NULL, psz, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, page);
-	ASSERT_NE(MAP_FAILED, src);
-	reg.range.start = (uintptr_t)page;
-	reg.range.len = psz;
-	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-	ASSERT_EQ(0, ioctl(pfd.fd, UFFDIO_REGISTER, &reg));
-
 	/* The other file joins the files a set visits first. */
 	ASSERT_EQ(0, twl_open(&other, O_CLOEXEC));
 	ASSERT_EQ(0, tw_arm_flags(&other, 1, d, 0,
 				  TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS));
 	ASSERT_EQ(0, tw_arm_flags(&self->tw, 1, d, 0, TWHEEL_ARM_REALTIME |
 				  TWHEEL_ARM_ABS | TWHEEL_ARM_CANCEL_ON_SET));
-	sa.tw = &other;
-	sa.entries = page;
-	ASSERT_EQ(0, pthread_create(&th, NULL, stuck_arm_fn, &sa));
-	/* Its batch waits for the page, holding the file's mutex. */
-	ASSERT_EQ(1, poll(&pfd, 1, 5000));
-	ASSERT_EQ(sizeof(msg), read(pfd.fd, &msg, sizeof(msg)));
-	ASSERT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
+	ret = stuck_start(&st, &other);
+	if (ret > 0)
+		SKIP(goto out_close, "no userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ret);
 
 	ASSERT_EQ(0, step(self, 1000 * MS));
 	EXPECT_EQ(1, read_ev(self, ev, 1, 5000));
 	EXPECT_EQ(1, ev[0].key);
 	EXPECT_EQ(TWHEEL_EVENT_LAST | TWHEEL_EVENT_CANCELED, ev[0].flags);
 
-	memcpy(src, &arm, sizeof(arm));
-	copy.dst = (uintptr_t)page;
-	copy.src = (uintptr_t)src;
-	copy.len = psz;
-	EXPECT_EQ(0, ioctl(pfd.fd, UFFDIO_COPY, &copy));
-	/* Had the copy failed, this fails the batch's, which then returns. */
-	close(pfd.fd);
-	EXPECT_EQ(0, pthread_join(th, NULL));
-	EXPECT_EQ(1, sa.ret);
+	EXPECT_EQ(1, stuck_end(&st, &arm));
 	EXPECT_EQ(2, tw_fdinfo(other.fd, "timers"));
+out_close:
 	twl_close(&other);
-	munmap(src, psz);
-	munmap(page, psz);
+}
+
+/*
+ * While a file's ioctl holds its mutex waiting for a page, a process
+ * killed in another ioctl of the file, or reading its fdinfo, dies at
+ * once, not when the page comes.
+ */
+TEST_F(clock, killed_past_a_stuck_file)
+{
+	struct twheel_arm arm = twl_arm_entry(7, 0, 3600 * NS, 0, 0, 0);
+	struct twheel_query q;
+	struct twl other;
+	struct stuck st;
+	pid_t pid[2];
+	int i, ret, status, reaped = 0;
+
+	ASSERT_EQ(0, twl_open(&other, O_CLOEXEC));
+	ret = stuck_start(&st, &other);
+	if (ret > 0)
+		SKIP(goto out_close, "no userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, ret);
+	for (i = 0; i < 2; i++) {
+		pid[i] = fork();
+		ASSERT_LE(0, pid[i]);
+		if (!pid[i]) {
+			if (i)
+				tw_fdinfo(other.fd, "timers");
+			else
+				twl_query(&other, 7, &q);
+			_exit(0);
+		}
+	}
+	/* Both wait for the mutex: kill them. */
+	tw_sleep_ms(200);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, kill(pid[i], SIGKILL));
+	for (i = 0; i < 500 && reaped < 2; i++) {
+		ret = waitpid(-1, &status, WNOHANG);
+		if (ret > 0) {
+			EXPECT_TRUE(WIFSIGNALED(status));
+			reaped++;
+		} else {
+			tw_sleep_ms(10);
+		}
+	}
+	EXPECT_EQ(2, reaped);
+	EXPECT_EQ(1, stuck_end(&st, &arm));
+	/* Those not dead yet die now that the page came. */
+	while (reaped < 2 && waitpid(-1, &status, 0) > 0)
+		reaped++;
+out_close:
+	twl_close(&other);
 }
 
 /*
