@@ -99,7 +99,10 @@
  * ctx->mutex serializes every change to the set of timers: the hash table
  * and ->ntimers, the key, data and period of a timer, the twheel calls that
  * arm, move and cancel timers, and freeing them. ioctl() takes it, and so
- * does read() around taking events and freeing finished timers.
+ * does read() around taking events and freeing finished timers; both wait
+ * for it killably (read() interruptibly), as an ioctl holds it across its
+ * user copies, which may wait for a page as long as a FUSE server or a
+ * userfaultfd handler likes.
  *
  * ctx->wqh.lock, the "event lock", protects the ready list, each timer's
  * @ready, @flags, @overruns, @deadline and @fired_at, and the fire counters.
