@@ -825,10 +825,11 @@ static u64 twd_time_from_host(u64 t, s64 offset)
 /* ---- timers and their events ---- */
 
 /*
- * Is @wt pending? twheel_pending() is a lockless snapshot, which reads false
- * for a moment while CPU hotplug moves the timer to another wheel; confirm a
- * negative answer under the wheel's lock. Callers hold the event lock, so
- * that no ioctl arms or moves the timer meanwhile.
+ * Is @wt pending? twheel_pending() is a lockless snapshot, which read false
+ * for a moment while CPU hotplug moved the timer to another wheel (it no
+ * longer does); a negative answer is still confirmed under the wheel's lock.
+ * Callers hold the event lock, so that no ioctl arms or moves the timer
+ * meanwhile.
  */
 static bool twd_pending(struct twheel_timer *wt)
 {

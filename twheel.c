@@ -844,10 +844,7 @@ static unsigned int twheel_fire_batch(struct twheel_base *base,
 static void twheel_hand_over(struct twheel_base *base,
 			     struct twheel_timer *timer)
 {
-	/*
-	 * From a run, pending throughout (twheel_unlink_due()); from a dead
-	 * CPU's migration, pending again.
-	 */
+	/* Unlinked, not detached: pending throughout, no NULL in between. */
 	wheel_list_add_tail(&timer->entry, &base->sleep_list);
 	timer->idx = IDX_SLEEP;
 	base->sleeping++;
@@ -2246,7 +2243,8 @@ static bool twheel_move_some(struct twheel_base *old, struct twheel_base *new)
 			head = &old->wheel.slots[idx].head;
 		}
 		timer = list_first_entry(head, struct twheel_timer, entry);
-		twheel_detach(old, timer);
+		/* Pending throughout: it is linked again under both locks. */
+		twheel_unlink(old, timer);
 		WRITE_ONCE(timer->cpu, new->cpu);
 		if (head == &old->sleep_list) {
 			twheel_hand_over(new, timer);

@@ -204,11 +204,10 @@ int twheel_cpu_stats(unsigned int cpu, struct twheel_stats *stats);
  * @timer: an initialized timer
  *
  * A lockless snapshot: the answer may be stale by the time it is used
- * unless the caller serializes against every other operation on @timer;
- * even then, while a dead CPU's timers move to another wheel, a pending
- * one may read as not pending for a moment. A periodic timer reads as
- * pending from one fire to the next, up to its last; a %TWHEEL_SLEEPABLE
- * one until its callback starts.
+ * unless the caller serializes against every other operation on @timer.
+ * A periodic timer reads as pending from one fire to the next, up to its
+ * last; a %TWHEEL_SLEEPABLE one until its callback starts; a timer of a
+ * dead CPU while it moves to another wheel.
  *
  * Return: true if @timer is armed and its callback has not yet started.
  */
