@@ -825,23 +825,13 @@ static u64 twd_time_from_host(u64 t, s64 offset)
 /* ---- timers and their events ---- */
 
 /*
- * Is @wt pending? twheel_pending() is a lockless snapshot, which read false
- * for a moment while CPU hotplug moved the timer to another wheel (it no
- * longer does); a negative answer is still confirmed under the wheel's lock.
- * Callers hold the event lock, so that no ioctl arms or moves the timer
- * meanwhile.
- */
-static bool twd_pending(struct twheel_timer *wt)
-{
-	return twheel_pending(wt) || twheel_remaining(wt) >= 0;
-}
-
-/*
  * Is the fire being delivered @t's last, i.e. is @t not pending again? Only
  * twheel re-arms a periodic timer, and only MODIFY (under the event lock,
  * held here) may have re-armed a one-shot timer while this fire was on its
  * way, so a one-shot timer that was never modified is done without asking
- * twheel.
+ * twheel. twheel_pending() is exact here: the event lock keeps the ioctls
+ * from arming or moving @t, and twheel files a periodic timer again, or
+ * marks it not pending, before its callback runs.
  */
 static bool twd_last_fire(struct twd_timer *t)
 {
@@ -849,7 +839,7 @@ static bool twd_last_fire(struct twd_timer *t)
 
 	if (!twheel_period(&t->wt) && !(t->flags & TWD_MODIFIED))
 		return true;
-	return !twd_pending(&t->wt);
+	return !twheel_pending(&t->wt);
 }
 
 /*
