@@ -1681,6 +1681,25 @@ int twheel_set_slack(struct twheel_timer *timer, u64 slack_ns)
 }
 EXPORT_SYMBOL_GPL(twheel_set_slack);
 
+/* Cancel @timer; with @try, only if its callback is not running. */
+static int __twheel_cancel(struct twheel_timer *timer, bool try)
+{
+	struct twheel_base *base;
+	unsigned long flags;
+	bool running;
+	int ret = 0;
+
+	base = lock_timer_base(timer, &flags);
+	running = twheel_running(base, timer);
+	if (!running || !try)
+		ret = twheel_detach_if_pending(base, timer);
+	if (running)
+		ret = -EBUSY;
+	twheel_releasing(base);
+	raw_spin_unlock_irqrestore(&base->lock, flags);
+	return ret;
+}
+
 /**
  * twheel_cancel - deactivate a timer without waiting
  * @timer:	an initialized timer
@@ -1698,19 +1717,33 @@ EXPORT_SYMBOL_GPL(twheel_set_slack);
  */
 int twheel_cancel(struct twheel_timer *timer)
 {
-	struct twheel_base *base;
-	unsigned long flags;
-	int ret;
-
-	base = lock_timer_base(timer, &flags);
-	ret = twheel_detach_if_pending(base, timer);
-	if (twheel_running(base, timer))
-		ret = -EBUSY;
-	twheel_releasing(base);
-	raw_spin_unlock_irqrestore(&base->lock, flags);
-	return ret;
+	return __twheel_cancel(timer, false);
 }
 EXPORT_SYMBOL_GPL(twheel_cancel);
+
+/**
+ * twheel_try_cancel - deactivate a timer unless its callback is running
+ * @timer:	an initialized timer
+ *
+ * As twheel_cancel(), but a timer whose callback is running is left as it
+ * is, as try_to_del_timer_sync() and hrtimer_try_to_cancel() leave theirs.
+ * A caller that holds a lock its callback takes, and has the callback ask
+ * whether the timer is pending (a periodic timer is filed for its next
+ * deadline before the callback runs), stops the timer with this under that
+ * lock, and, on -EBUSY, drops the lock and waits with
+ * twheel_wait_running() before it tries again: the callback never finds
+ * the timer cancelled halfway through a fire. Any context.
+ *
+ * Return:
+ * * 1		- @timer was pending and is now cancelled
+ * * 0		- @timer was not pending
+ * * -EBUSY	- the callback is running right now; nothing changed
+ */
+int twheel_try_cancel(struct twheel_timer *timer)
+{
+	return __twheel_cancel(timer, true);
+}
+EXPORT_SYMBOL_GPL(twheel_try_cancel);
 
 /*
  * Cancel @timer on @base, whose lock is held; with @shutdown, refuse every
@@ -1726,20 +1759,29 @@ static int twheel_stop_locked(struct twheel_base *base,
 	return twheel_detach_if_pending(base, timer);
 }
 
+/* What __twheel_cancel_sync() does before it waits for the callback. */
+enum twheel_sync {
+	SYNC_CANCEL,	/* cancel */
+	SYNC_SHUTDOWN,	/* cancel, and refuse every later arming */
+	SYNC_WAIT,	/* nothing: wait for the running callback alone */
+};
+
 /*
- * Cancel @timer; if its callback is running, return its base (with our
- * waiter counted) in *@wait. With @shutdown, refuse every later arming.
+ * Stop @timer as @how says; if its callback is running, return its base
+ * (with our waiter counted) in *@wait.
  */
-static int twheel_cancel_or_wait(struct twheel_timer *timer, bool shutdown,
+static int twheel_cancel_or_wait(struct twheel_timer *timer,
+				 enum twheel_sync how,
 				 struct twheel_base **wait)
 {
 	struct twheel_base *base;
 	unsigned long flags;
-	int ret;
+	int ret = 0;
 
 	*wait = NULL;
 	base = lock_timer_base(timer, &flags);
-	ret = twheel_stop_locked(base, timer, shutdown);
+	if (how != SYNC_WAIT)
+		ret = twheel_stop_locked(base, timer, how == SYNC_SHUTDOWN);
 	if (WARN_ON_ONCE(base->running[RUN_WORK].timer == timer &&
 			 current_work() == &base->sleep_work)) {
 		/* Waiting for ourselves would never end. */
@@ -1779,7 +1821,8 @@ static void twheel_sync_acquire(struct twheel_timer *timer)
 #endif
 }
 
-static int __twheel_cancel_sync(struct twheel_timer *timer, bool shutdown)
+static int __twheel_cancel_sync(struct twheel_timer *timer,
+				enum twheel_sync how)
 {
 	struct twheel_base *base;
 	int ret = 0, r;
@@ -1787,7 +1830,7 @@ static int __twheel_cancel_sync(struct twheel_timer *timer, bool shutdown)
 	might_sleep();
 	twheel_sync_acquire(timer);
 	do {
-		r = twheel_cancel_or_wait(timer, shutdown, &base);
+		r = twheel_cancel_or_wait(timer, how, &base);
 		if (r < 0)
 			return r;
 		ret |= r;
@@ -1798,7 +1841,7 @@ static int __twheel_cancel_sync(struct twheel_timer *timer, bool shutdown)
 			base->waiters--;
 			twheel_unlock(base);
 		}
-	} while (base);
+	} while (base && how != SYNC_WAIT);
 	return ret;
 }
 
@@ -1826,7 +1869,7 @@ static int __twheel_cancel_sync(struct twheel_timer *timer, bool shutdown)
  */
 int twheel_cancel_sync(struct twheel_timer *timer)
 {
-	return __twheel_cancel_sync(timer, false);
+	return __twheel_cancel_sync(timer, SYNC_CANCEL);
 }
 EXPORT_SYMBOL_GPL(twheel_cancel_sync);
 
@@ -1844,9 +1887,30 @@ EXPORT_SYMBOL_GPL(twheel_cancel_sync);
  */
 int twheel_shutdown_sync(struct twheel_timer *timer)
 {
-	return __twheel_cancel_sync(timer, true);
+	return __twheel_cancel_sync(timer, SYNC_SHUTDOWN);
 }
 EXPORT_SYMBOL_GPL(twheel_shutdown_sync);
+
+/**
+ * twheel_wait_running - wait for a timer's running callback to return
+ * @timer:	an initialized timer
+ *
+ * Waits for the callback of @timer that is running at the call, if any,
+ * to return, and changes nothing: the timer may be pending, and fire
+ * again, meanwhile and after. See twheel_try_cancel().
+ *
+ * Context: process context; may sleep. As for twheel_cancel_sync(): not
+ * from the timer's own callback, nor holding a lock that the callback
+ * takes.
+ *
+ * Return: 0; -EDEADLK (with a warning) when called from @timer's own
+ * sleepable callback, which it does not wait for.
+ */
+int twheel_wait_running(struct twheel_timer *timer)
+{
+	return __twheel_cancel_sync(timer, SYNC_WAIT);
+}
+EXPORT_SYMBOL_GPL(twheel_wait_running);
 
 /*
  * Shut down the first of the @n timers of @timers and those after it on

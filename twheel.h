@@ -146,8 +146,10 @@ int twheel_reduce(struct twheel_timer *timer, ktime_t expires,
 int twheel_set_period(struct twheel_timer *timer, u64 period_ns, u32 count);
 int twheel_set_slack(struct twheel_timer *timer, u64 slack_ns);
 int twheel_cancel(struct twheel_timer *timer);
+int twheel_try_cancel(struct twheel_timer *timer);
 int twheel_cancel_sync(struct twheel_timer *timer);
 int twheel_shutdown_sync(struct twheel_timer *timer);
+int twheel_wait_running(struct twheel_timer *timer);
 int twheel_shutdown_bulk(struct twheel_timer **timers, unsigned int n);
 s64 twheel_remaining(struct twheel_timer *timer);
 u64 twheel_fire_time(const struct twheel_timer *timer);

@@ -1072,6 +1072,50 @@ static void twheel_test_cancel_sync_rearming(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), fires);
 }
 
+/*
+ * CPU0 (case)                       CPU1 (twheel)
+ * ----                              ----
+ *                                   periodic callback starts, holds on;
+ *                                   its timer is filed for the next fire
+ * twheel_try_cancel()  -> -EBUSY,
+ *   still pending
+ * go = true                         sees go, holds on 50 ms more
+ * twheel_wait_running()
+ *   waits ...                       callback ends (end_ns)
+ *   returns 0, after end_ns; still pending
+ * twheel_try_cancel()  -> 1
+ */
+static void twheel_test_try_cancel(struct kunit *test)
+{
+	int cpu = tw_other_cpu();
+	struct tw_probe *p;
+	u64 returned;
+
+	if (cpu < 0)
+		kunit_skip(test, "needs two online CPUs");
+	p = tw_probes(test, 1, tw_gate_fn, 0);
+	p->hold_ns = 50 * NSEC_PER_MSEC;
+	KUNIT_ASSERT_EQ(test, twheel_set_period(&p->timer, 10 * NSEC_PER_SEC,
+						TWHEEL_FOREVER), 0);
+	KUNIT_ASSERT_EQ(test, tw_arm_in(p, 5 * NSEC_PER_MSEC, cpu), 0);
+	KUNIT_ASSERT_TRUE(test, tw_wait(&p->started, TW_TIMEOUT_MS));
+	KUNIT_EXPECT_EQ(test, twheel_try_cancel(&p->timer), -EBUSY);
+	KUNIT_EXPECT_TRUE(test, twheel_pending(&p->timer));
+	WRITE_ONCE(p->go, true);
+	KUNIT_EXPECT_EQ(test, twheel_wait_running(&p->timer), 0);
+	returned = ktime_get();
+	KUNIT_EXPECT_NE_MSG(test, READ_ONCE(p->end_ns), 0,
+			    "wait_running returned while the callback ran");
+	KUNIT_EXPECT_LE(test, READ_ONCE(p->end_ns), returned);
+	KUNIT_EXPECT_TRUE(test, twheel_pending(&p->timer));
+	KUNIT_EXPECT_EQ(test, twheel_try_cancel(&p->timer), 1);
+	KUNIT_EXPECT_FALSE(test, twheel_pending(&p->timer));
+	/* Idle: nothing to cancel, nothing to wait for. */
+	KUNIT_EXPECT_EQ(test, twheel_try_cancel(&p->timer), 0);
+	KUNIT_EXPECT_EQ(test, twheel_wait_running(&p->timer), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&p->fires), 1);
+}
+
 /* ---- from the callback ---- */
 
 static void twheel_test_self_rearm(struct kunit *test)
@@ -2510,6 +2554,7 @@ static struct kunit_case twheel_test_cases[] = {
 	KUNIT_CASE(twheel_test_cancel_sync_softirq),
 	KUNIT_CASE(twheel_test_cancel_sync_sleepable),
 	KUNIT_CASE(twheel_test_cancel_sync_rearming),
+	KUNIT_CASE(twheel_test_try_cancel),
 	KUNIT_CASE(twheel_test_self_rearm),
 	KUNIT_CASE(twheel_test_self_cancel_periodic),
 	KUNIT_CASE(twheel_test_self_rearm_then_cancel),
