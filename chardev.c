@@ -1842,19 +1842,6 @@ static void twd_query(struct twd_ctx *ctx, struct twd_timer *t,
 /* ---- clocks that are set ---- */
 
 /*
- * @t's clock was set (or CLOCK_BOOTTIME took a suspend) after it was filed:
- * cancel it if it is CANCEL_ON_SET, else file it again at its deadline's
- * new CLOCK_MONOTONIC equivalent. Under ctx->mutex, so that no ioctl arms
- * or moves it meanwhile.
- *
- * The timer is stopped first, waiting for a callback on its way: reading
- * its deadline and filing it again under the event lock alone would race
- * with a fire that twheel has taken off the wheel (and, for a periodic
- * timer, filed for its next deadline) but whose callback waits for the
- * lock. Once stopped, a timer that has not delivered its last fire is
- * pending again at the deadline the wheel kept for it.
- */
-/*
  * Is @t, of a clock now @off ahead of CLOCK_MONOTONIC, filed at another
  * place than that offset says? A TWD_PAST timer has no offset to compare:
  * it is, if its deadline would be filed elsewhere today. Under the event
@@ -1871,31 +1858,46 @@ static bool twd_clock_stale(struct twd_timer *t, s64 off)
 			&clock_off) != expires;
 }
 
+/*
+ * @t's clock was set (or CLOCK_BOOTTIME took a suspend) after it was filed:
+ * cancel it if it is CANCEL_ON_SET, else file it again at its deadline's
+ * new CLOCK_MONOTONIC equivalent. Under ctx->mutex, so that no ioctl arms
+ * or moves it meanwhile.
+ *
+ * The timer is stopped under the event lock, and only while no callback
+ * of it is on its way (twheel_try_cancel()): twheel files a periodic
+ * timer for its next deadline before the callback runs, and the callback,
+ * under the event lock, takes a timer it finds not pending for one that
+ * has fired its last (twd_last_fire()). A timer stopped while its callback
+ * waited for the lock would end there. With a callback on its way, the
+ * lock is dropped until it has run (twheel_wait_running()), and the
+ * timer looked at again.
+ */
 static void twd_clock_set_timer(struct twd_ctx *ctx, struct twd_timer *t)
 {
 	s64 off, clock_off;
 	bool wake = false;
 	u64 deadline;
+	int ret;
 
 	lockdep_assert_held(&ctx->mutex);
 
-	spin_lock_irq(&ctx->wqh.lock);
-	off = twd_clock_offset(t->flags);
-	if (!(t->flags & TWD_CLOCKS) || (t->flags & TWD_LAST) ||
-	    !twd_clock_stale(t, off)) {
+	for (;;) {
+		spin_lock_irq(&ctx->wqh.lock);
+		off = twd_clock_offset(t->flags);
+		if (!(t->flags & TWD_CLOCKS) || (t->flags & TWD_LAST) ||
+		    !twd_clock_stale(t, off))
+			goto out_unlock;
+		ret = twheel_try_cancel(&t->wt);
+		if (ret != -EBUSY)
+			break;
 		spin_unlock_irq(&ctx->wqh.lock);
-		return;
+		twheel_wait_running(&t->wt);
 	}
-	spin_unlock_irq(&ctx->wqh.lock);
-
-	twheel_cancel_sync(&t->wt);
-
-	spin_lock_irq(&ctx->wqh.lock);
-	/* Its last fire came meanwhile, or it was filed again by it. */
-	if (t->flags & TWD_LAST)
+	/* Not pending and no fire on its way: nothing to file again. */
+	if (!ret)
 		goto out_unlock;
 	deadline = twd_clock_add(twheel_expires(&t->wt), twd_clock_off(t));
-	off = twd_clock_offset(t->flags);
 	if ((t->flags & (TWD_CANCEL_ON_SET | TWD_PAST)) == TWD_CANCEL_ON_SET &&
 	    off != twd_clock_off(t)) {
 		wake = twd_cancel_on_set(ctx, t, deadline,

@@ -579,6 +579,42 @@ TEST_F(clock, realtime_periodic_counts_set)
 }
 
 /*
+ * Periodic CLOCK_REALTIME timers keep firing through sets of the clock
+ * forward that come while they fire: the clock work files each again, and
+ * a fire on its way meanwhile is not taken for the last one.
+ */
+TEST_F_TIMEOUT(clock, realtime_periodic_survives_sets, 120)
+{
+	enum { K = 64, SETS = 300 };
+	struct twheel_event ev[K];
+	struct twheel_query q;
+	int i, n, r;
+
+	if (geteuid())
+		SKIP(return, "may not set CLOCK_REALTIME (not root)");
+
+	for (i = 0; i < K; i++)
+		ASSERT_EQ(0, tw_arm_flags(&self->tw, i + 1, MS, MS,
+					  TWHEEL_ARM_REALTIME));
+	for (i = 0; i < SETS; i++) {
+		ASSERT_EQ(0, step(self, MS));
+		tw_sleep_ms(1);
+	}
+	for (i = 0; i < K; i++) {
+		ASSERT_EQ(0, twl_query(&self->tw, i + 1, &q));
+		EXPECT_TRUE(q.state & TWHEEL_STATE_PENDING) {
+			TH_LOG("key %d: state %#x", i + 1, q.state);
+		}
+	}
+	/* They fire on: a few reads' worth of their events. */
+	for (r = 0; r < 8 && (n = read_ev(self, ev, K, 0)) > 0; r++)
+		for (i = 0; i < n; i++)
+			EXPECT_EQ(0, ev[i].flags);
+	for (i = 0; i < K; i++)
+		EXPECT_EQ(0, twl_cancel(&self->tw, i + 1));
+}
+
+/*
  * A cancel-on-set timer far ahead is cancelled by a set forward by a
  * little: its last event comes at once, flagged, with its deadline, and
  * its key is free once it is read. A CLOCK_REALTIME timer without the flag,
