@@ -267,6 +267,7 @@ MODULE_PARM_DESC(max_user_timers, "Maximum timers per user over all files (defau
 #define TWD_CANCELED		BIT(6)	/* the last event is a cancel */
 #define TWD_PAST		BIT(7)	/* filed out of range: see twd_file() */
 #define TWD_WIDE		BIT(8)	/* a struct twd_clock_timer */
+#define TWD_STOPPING		BIT(9)	/* being stopped: see twd_stopping() */
 
 /* The clock bits: neither for CLOCK_MONOTONIC. */
 #define TWD_CLOCKS		(TWD_BOOTTIME | TWD_REALTIME)
@@ -1238,7 +1239,8 @@ static unsigned int twd_fire_run(struct twheel_timer **wts, unsigned int i,
 
 		if (t->ctx != ctx)
 			break;
-		wake |= twd_fire_locked(ctx, t, now);
+		if (!(t->flags & TWD_STOPPING))
+			wake |= twd_fire_locked(ctx, t, now);
 	}
 	/* The run's events in the ring, at once. */
 	if (wake)
@@ -1341,6 +1343,24 @@ static void twd_timers_free(struct twd_ctx *ctx, struct twd_timer **ts,
 }
 
 /*
+ * Mark the @n timers of @ts, about to be stopped (cancelled, replaced or
+ * moved into a wide object), so that a fire of theirs on its way is
+ * dropped, as the stop discards an event that waits: its callback, waiting
+ * for the event lock meanwhile, would find the timer stopped and take the
+ * fire for its last. The stop clears the mark or frees the timer.
+ */
+static void twd_stopping(struct twd_ctx *ctx, struct twd_timer **ts,
+			 unsigned int n)
+{
+	unsigned int i;
+
+	spin_lock_irq(&ctx->wqh.lock);
+	for (i = 0; i < n; i++)
+		ts[i]->flags |= TWD_STOPPING;
+	spin_unlock_irq(&ctx->wqh.lock);
+}
+
+/*
  * Stop @n timers of @ts, at most TWD_FREE_CHUNK, for good, discard their
  * events and free them, in bulk; they are out of the hash.
  */
@@ -1356,6 +1376,7 @@ static void twd_timers_kill(struct twd_ctx *ctx, struct twd_timer **ts,
 		return;
 	for (i = 0; i < n; i++)
 		wts[i] = &ts[i]->wt;
+	twd_stopping(ctx, ts, n);
 	twheel_shutdown_bulk(wts, n);
 	spin_lock_irq(&ctx->wqh.lock);
 	for (i = 0; i < n; i++)
@@ -1606,6 +1627,7 @@ static struct twd_timer *twd_timer_widen(struct twd_ctx *ctx,
 	wide = twd_timer_alloc(TWD_CLOCKS);
 	if (!wide)
 		return NULL;
+	twd_stopping(ctx, &t, 1);
 	twheel_shutdown_sync(&t->wt);
 	spin_lock_irq(&ctx->wqh.lock);
 	twd_unqueue(ctx, t);
@@ -1652,6 +1674,7 @@ static int twd_arm_replace(struct twd_ctx *ctx, struct twd_timer **tp,
 			return -ENOMEM;
 		*tp = t;
 	}
+	twd_stopping(ctx, &t, 1);
 	twheel_cancel_sync(&t->wt);
 	spin_lock_irq(&ctx->wqh.lock);
 	twd_unqueue(ctx, t);

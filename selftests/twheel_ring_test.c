@@ -549,6 +549,42 @@ TEST_F(ring, backlog_cancelled)
 }
 
 /*
+ * A fire on its way when its timer is cancelled or replaced goes with the
+ * timer's unread event: periodic timers that never end, replaced and
+ * cancelled while they fire, leave no event flagged LAST in the ring.
+ */
+TEST_F_TIMEOUT(ring, cancel_drops_fire_on_its_way, 120)
+{
+	enum { K = 64, ROUNDS = 1000 };
+	struct twheel_arm arms[K];
+	struct twheel_event ev[256];
+	int i, r, n, last = 0;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two online CPUs");
+	ASSERT_EQ(0, twl_ring_setup(&self->tw, 4096));
+	/* Each stop from the other CPU than the one the timers fire on. */
+	for (r = 0; r < ROUNDS; r++) {
+		ASSERT_EQ(0, tw_pin(0));
+		for (i = 0; i < K; i++)
+			arms[i] = twl_arm_entry(i, r, MS, MS, 0, 0);
+		ASSERT_EQ(K, twl_arm_batch(&self->tw, arms, K, NULL));
+		tw_sleep_ms(1);
+		ASSERT_EQ(0, tw_pin(1));
+		for (i = 0; i < K; i++)
+			arms[i].flags = TWHEEL_ARM_REPLACE;
+		ASSERT_EQ(K, twl_arm_batch(&self->tw, arms, K, NULL));
+		tw_sleep_ms(1);
+		ASSERT_EQ(0, tw_pin(0));
+		ASSERT_EQ(K, twl_cancel_all(&self->tw));
+		while ((n = twl_ring_reap(&self->tw, ev, 256)) > 0)
+			for (i = 0; i < n; i++)
+				last += !!(ev[i].flags & TWHEEL_EVENT_LAST);
+	}
+	EXPECT_EQ(0, last);
+}
+
+/*
  * read() copies with page faults disabled and faults the buffer in without
  * the file's mutex: a buffer never touched yet reads whole; one that ends
  * in an inaccessible page gives a short read, the rest stays queued.
