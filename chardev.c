@@ -3015,7 +3015,8 @@ static int twd_copy_events(struct twd_chunk *c, unsigned int n,
 /*
  * Copy events to @buf, as many records of the file's size as @count bytes
  * hold; returns bytes copied, -EINVAL if not one fits, -EBUSY if the file
- * has a ring, or -EFAULT.
+ * has a ring, -EFAULT, or -ERESTARTSYS if a signal came while it waited
+ * for ctx->mutex with nothing copied.
  *
  * ctx->mutex is held across the copies, but never while a page fault
  * waits (for I/O, for userfaultfd, for mmap_lock): every ioctl of the file
@@ -3033,24 +3034,30 @@ static ssize_t twd_read_events(struct twd_ctx *ctx, char __user *buf,
 	unsigned int n;
 	int ret;
 
-	lockdep_assert_held(&ctx->mutex);
-
 	twd_timens_offsets(&tns);
+	/* As the wait: SA_RESTART restarts the read, -EINTR would not. */
+	if (mutex_lock_interruptible(&ctx->mutex))
+		return -ERESTARTSYS;
 again:
 	/* Set up since twd_read() checked, or since the mutex was dropped. */
-	if (ctx->ring)
-		return done ?: -EBUSY;
+	if (ctx->ring) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
 	esize = ctx->event_size;
 	max = (count - done) / esize;
+	ret = -EINVAL;
 	if (!max)
-		return done ?: -EINVAL;
+		goto out_unlock;
 	c = ctx->chunk;
 	if (!c) {
 		c = kmalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
+		ret = -ENOMEM;
 		if (!c)
-			return done ?: -ENOMEM;
+			goto out_unlock;
 		ctx->chunk = c;
 	}
+	ret = 0;
 	while (max) {
 		n = twd_take(ctx, c, min_t(size_t, max, TWD_READ_CHUNK), &tns);
 		if (!n)
@@ -3063,13 +3070,14 @@ again:
 			len = n * esize;
 			mutex_unlock(&ctx->mutex);
 			left = fault_in_writeable(buf + done, len);
-			mutex_lock(&ctx->mutex);
 			if (len - left < esize)
 				return done ?: -EFAULT;
+			if (mutex_lock_interruptible(&ctx->mutex))
+				return done ?: -ERESTARTSYS;
 			/* Only what was faulted in; then a short read. */
 			count = done + len - left;
 			if (esize != ctx->event_size && done)
-				return done;
+				goto out_unlock;
 			goto again;
 		}
 		twd_reap(ctx, c, n);
@@ -3077,7 +3085,9 @@ again:
 		max -= n;
 		cond_resched();
 	}
-	return done;
+out_unlock:
+	mutex_unlock(&ctx->mutex);
+	return done ?: ret;
 }
 
 /* An event to read, or a ring, which makes read() fail? */
@@ -3119,11 +3129,7 @@ static ssize_t twd_read(struct file *file, char __user *buf, size_t count,
 		ret = twd_wait_ready(ctx, file->f_flags & O_NONBLOCK);
 		if (ret)
 			return ret;
-		/* As the wait: SA_RESTART restarts the read, -EINTR would not. */
-		if (mutex_lock_interruptible(&ctx->mutex))
-			return -ERESTARTSYS;
 		ret = twd_read_events(ctx, buf, count);
-		mutex_unlock(&ctx->mutex);
 	} while (!ret);
 	return ret;
 }

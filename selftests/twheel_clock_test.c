@@ -668,6 +668,77 @@ TEST_F(clock, cancel_on_set_forward)
 }
 
 /*
+ * A page that stays missing, under userfaultfd, until uffd_serve(), and a
+ * page for what is to fill it. Returns 0, 1 if there is no userfaultfd
+ * (errno says why), else -errno.
+ */
+static int uffd_page(int *uffd, void **page, void **src, long *psz)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { 0 };
+
+	*psz = sysconf(_SC_PAGESIZE);
+	*uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
+	if (*uffd < 0)
+		return 1;
+	*page = mmap(NULL, *psz, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	*src = mmap(NULL, *psz, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*page == MAP_FAILED || *src == MAP_FAILED)
+		return -ENOMEM;
+	reg.range.start = (uintptr_t)*page;
+	reg.range.len = *psz;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	if (ioctl(*uffd, UFFDIO_API, &api) ||
+	    ioctl(*uffd, UFFDIO_REGISTER, &reg))
+		return -errno;
+	return 0;
+}
+
+/* Wait until something faults on @uffd's page: 0, or -EIO after 5 s. */
+static int uffd_faulted(int uffd)
+{
+	struct pollfd pfd = { .fd = uffd, .events = POLLIN };
+	struct uffd_msg msg;
+
+	if (poll(&pfd, 1, 5000) != 1 ||
+	    read(uffd, &msg, sizeof(msg)) != sizeof(msg) ||
+	    msg.event != UFFD_EVENT_PAGEFAULT)
+		return -EIO;
+	return 0;
+}
+
+/* Fill @uffd's page from @src; the fault that waits for it goes on. */
+static void uffd_serve(int uffd, void *page, void *src, long psz)
+{
+	struct uffdio_copy copy = {
+		.dst = (uintptr_t)page,
+		.src = (uintptr_t)src,
+		.len = psz,
+	};
+
+	/* Had the copy failed, closing fails the fault, which returns. */
+	if (ioctl(uffd, UFFDIO_COPY, &copy))
+		perror("UFFDIO_COPY");
+	close(uffd);
+}
+
+/* A thread's read() of one event into @buf. */
+struct reader {
+	const struct twl	*tw;
+	void			*buf;
+};
+
+static void *reader_fn(void *arg)
+{
+	struct reader *r = arg;
+
+	twl_read(r->tw, r->buf, 1);
+	return NULL;
+}
+
+/*
  * A file held stuck (see stuck_start()): a thread's ARM_BATCH of one entry
  * on a page that userfaultfd leaves missing, and its result.
  */
@@ -696,54 +767,24 @@ static void *stuck_arm_fn(void *arg)
  */
 static int stuck_start(struct stuck *st, const struct twl *tw)
 {
-	struct pollfd pfd = { .events = POLLIN };
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg = { 0 };
-	struct uffd_msg msg;
+	int ret;
 
 	st->tw = tw;
-	st->psz = sysconf(_SC_PAGESIZE);
-	st->uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
-	if (st->uffd < 0)
-		return 1;
-	st->page = mmap(NULL, st->psz, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	st->src = mmap(NULL, st->psz, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (st->page == MAP_FAILED || st->src == MAP_FAILED)
-		return -ENOMEM;
-	reg.range.start = (uintptr_t)st->page;
-	reg.range.len = st->psz;
-	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-	if (ioctl(st->uffd, UFFDIO_API, &api) ||
-	    ioctl(st->uffd, UFFDIO_REGISTER, &reg))
-		return -errno;
+	ret = uffd_page(&st->uffd, &st->page, &st->src, &st->psz);
+	if (ret)
+		return ret;
 	errno = pthread_create(&st->th, NULL, stuck_arm_fn, st);
 	if (errno)
 		return -errno;
 	/* Its batch waits for the page, holding the file's mutex. */
-	pfd.fd = st->uffd;
-	if (poll(&pfd, 1, 5000) != 1 ||
-	    read(st->uffd, &msg, sizeof(msg)) != sizeof(msg) ||
-	    msg.event != UFFD_EVENT_PAGEFAULT)
-		return -EIO;
-	return 0;
+	return uffd_faulted(st->uffd);
 }
 
 /* Give the page the entry @arm; returns the batch's result. */
 static long stuck_end(struct stuck *st, const struct twheel_arm *arm)
 {
-	struct uffdio_copy copy = {
-		.dst = (uintptr_t)st->page,
-		.src = (uintptr_t)st->src,
-		.len = st->psz,
-	};
-
 	memcpy(st->src, arm, sizeof(*arm));
-	/* Had the copy failed, closing fails the batch's, which returns. */
-	if (ioctl(st->uffd, UFFDIO_COPY, &copy))
-		perror("UFFDIO_COPY");
-	close(st->uffd);
+	uffd_serve(st->uffd, st->page, st->src, st->psz);
 	pthread_join(st->th, NULL);
 	munmap(st->src, st->psz);
 	munmap(st->page, st->psz);
@@ -837,6 +878,85 @@ TEST_F(clock, killed_past_a_stuck_file)
 	while (reaped < 2 && waitpid(-1, &status, 0) > 0)
 		reaped++;
 out_close:
+	twl_close(&other);
+}
+
+/*
+ * A reader whose buffer must be faulted in drops the mutex for the fault;
+ * if another ioctl holds it, stuck, when the fault is done, the reader
+ * waits for it killably too: killed, it dies at once, and the event it
+ * was to read stays queued. The reader's fault waits on its own
+ * userfaultfd (the child's), served when the parent says so.
+ */
+static int reader_child(const struct twl *tw, int go, int faulted)
+{
+	void *page, *src;
+	int uffd, ret;
+	pthread_t th;
+	long psz;
+	char c;
+
+	ret = uffd_page(&uffd, &page, &src, &psz);
+	if (ret)
+		return write(faulted, "n", 1) == 1 ? 0 : 1;
+	errno = pthread_create(&th, NULL, reader_fn, &(struct reader){
+				       tw, page });
+	if (errno || uffd_faulted(uffd) || write(faulted, "f", 1) != 1 ||
+	    read(go, &c, 1) != 1)
+		return 1;
+	uffd_serve(uffd, page, src, psz);
+	pthread_join(th, NULL);
+	return 0;
+}
+
+TEST_F(clock, killed_reading_past_a_stuck_file)
+{
+	struct twheel_arm arm = twl_arm_entry(7, 0, 3600 * NS, 0, 0, 0);
+	int go[2], faulted[2], i, ret, status, reaped = 0;
+	struct twheel_event ev[1];
+	struct twl other;
+	struct stuck st;
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, twl_open(&other, O_CLOEXEC));
+	ASSERT_EQ(0, twl_arm(&other, 1, 0, 0, 0, 0, 0));
+	TW_WAIT_FOR(tw_fdinfo(other.fd, "queued") == 1);
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(faulted));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(reader_child(&other, go[0], faulted[1]));
+	ASSERT_EQ(1, read(faulted[0], &c, 1));
+	if (c == 'n') {
+		waitpid(pid, &status, 0);
+		SKIP(goto out_close, "no userfaultfd");
+	}
+	/* The reader waits for its page, without the mutex: hold it. */
+	ASSERT_EQ(0, stuck_start(&st, &other));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	tw_sleep_ms(200);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	for (i = 0; i < 500 && !reaped; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			reaped = 1;
+		else
+			tw_sleep_ms(10);
+	}
+	EXPECT_EQ(1, reaped);
+	EXPECT_EQ(1, stuck_end(&st, &arm));
+	if (!reaped)
+		waitpid(pid, &status, 0);
+	EXPECT_TRUE(WIFSIGNALED(status));
+	ret = tw_read_n(&other, ev, 1, 1000);
+	EXPECT_EQ(1, ret);
+	EXPECT_EQ(1, ev[0].key);
+out_close:
+	close(go[0]);
+	close(go[1]);
+	close(faulted[0]);
+	close(faulted[1]);
 	twl_close(&other);
 }
 
