@@ -326,6 +326,22 @@ static void wheel_list_del(struct list_head *entry)
 	__list_del(entry->prev, entry->next);
 }
 
+/* list_splice_tail_init(), as wheel_list_add_tail() marks its stores. */
+static void wheel_list_splice_tail_init(struct list_head *list,
+					struct list_head *head)
+{
+	struct list_head *first = list->next, *last = list->prev;
+	struct list_head *prev = head->prev;
+
+	if (list_empty(list))
+		return;
+	first->prev = prev;
+	WRITE_ONCE(prev->next, first);
+	WRITE_ONCE(last->next, head);
+	head->prev = last;
+	INIT_LIST_HEAD(list);
+}
+
 /* File @timer at @idx, at the tail: FIFO. */
 static __always_inline void
 wheel_link(struct wheel *w, struct twheel_timer *timer, unsigned int idx)
@@ -682,7 +698,7 @@ static void wheel_drain_begin(struct wheel *w, unsigned int idx,
 		w->draining |= BIT(lvl);
 		return;
 	}
-	list_splice_tail_init(&slot->head, &w->slots[to].head);
+	wheel_list_splice_tail_init(&slot->head, &w->slots[to].head);
 	wheel_slot_fill(w, to, count, slot->first, slot->last, slot->slack_min,
 			slot->slack);
 	wheel_slot_drop(w, idx, count);
