@@ -1354,8 +1354,8 @@ EXPORT_SYMBOL_GPL(__twheel_timer_init);
  *
  * The timer fires on the current CPU's wheel (if it is %TWHEEL_PINNED, on
  * its own CPU's: the one that initialized it, or the last one
- * twheel_add_on() named) within one tick after the deadline, never before
- * it. A deadline in the past fires at once. Any context; may be called
+ * twheel_add_on() named; if that CPU is offline, the current one, which
+ * becomes its own) within one tick after the deadline, never before it. A deadline in the past fires at once. Any context; may be called
  * from the timer's own callback.
  *
  * Return:
@@ -1379,9 +1379,11 @@ EXPORT_SYMBOL_GPL(twheel_add);
  * @mode:	%TWHEEL_REL or %TWHEEL_ABS
  * @cpu:	the CPU whose wheel fires the timer
  *
- * As twheel_add(), but the callback runs on @cpu (while @cpu is online: a
- * CPU going offline hands its timers to an online one). A running timer
- * stays on the CPU it runs on. Any context.
+ * As twheel_add(), but the callback runs on @cpu. An offline @cpu takes
+ * no timer: it goes to the current CPU's wheel instead, and if it is
+ * %TWHEEL_PINNED, it is pinned there; a CPU going offline hands its
+ * timers to an online one. A running timer stays on the CPU it runs on.
+ * Any context.
  *
  * Return: as twheel_add(); -EINVAL also for a CPU that is not possible.
  */
