@@ -1355,8 +1355,9 @@ EXPORT_SYMBOL_GPL(__twheel_timer_init);
  * The timer fires on the current CPU's wheel (if it is %TWHEEL_PINNED, on
  * its own CPU's: the one that initialized it, or the last one
  * twheel_add_on() named; if that CPU is offline, the current one, which
- * becomes its own) within one tick after the deadline, never before it. A deadline in the past fires at once. Any context; may be called
- * from the timer's own callback.
+ * becomes its own) within one tick after the deadline, never before it.
+ * A deadline in the past fires at once. Any context; may be called from
+ * the timer's own callback.
  *
  * Return:
  * * 0		- armed
