@@ -147,9 +147,9 @@
  * queues twd_clock_work. That work queues the work of each file on
  * twd_clock_files (a file joins at its first timer of another clock,
  * before that timer reads the offset, and leaves at release), on
- * twd_clock_wq, so that a file whose mutex is held long (an ioctl's copy
- * waiting for a page) holds up no other, as long as fewer files than the
- * workqueue's 256 works in flight wait so at once. Under its file's mutex,
+ * twd_clock_wq. A file whose mutex is held, maybe long (an ioctl's copy
+ * waiting for a page), holds up no other: its work leaves at once, and the
+ * holder queues it again as it lets the mutex go. Under its file's mutex,
  * a file's work stops every timer whose @clock_off is not its clock's
  * offset any more, then files it again at its deadline less the new
  * offset, or cancels it if it is TWD_CANCEL_ON_SET, with a last event
@@ -268,6 +268,9 @@ MODULE_PARM_DESC(max_user_timers, "Maximum timers per user over all files (defau
 #define TWD_PAST		BIT(7)	/* filed out of range: see twd_file() */
 #define TWD_WIDE		BIT(8)	/* a struct twd_clock_timer */
 #define TWD_STOPPING		BIT(9)	/* being stopped: see twd_stopping() */
+
+/* twd_ctx.clock_state: the clock work found the mutex held. */
+#define TWD_CLOCK_DEFERRED	0
 
 /* The clock bits: neither for CLOCK_MONOTONIC. */
 #define TWD_CLOCKS		(TWD_BOOTTIME | TWD_REALTIME)
@@ -404,7 +407,9 @@ struct twd_ring {
  * @clock_node:	in twd_clock_files once a timer of CLOCK_BOOTTIME or
  *		CLOCK_REALTIME was armed, under twd_clock_lock
  * @clock_work:	applies a set of the clocks to the file's timers
- *		(twd_clock_set_file()); queued by twd_clock_work_fn()
+ *		(twd_clock_set_file()); queued by twd_clock_work_fn(), and
+ *		by twd_unlock() if it found the mutex held
+ * @clock_state: %TWD_CLOCK_DEFERRED, atomic bit operations
  */
 struct twd_ctx {
 	struct mutex		mutex;	/* see "Locking" above */
@@ -428,6 +433,7 @@ struct twd_ctx {
 	u64			delivered;
 	struct list_head	clock_node;
 	struct work_struct	clock_work;
+	unsigned long		clock_state;
 };
 
 /**
@@ -1451,6 +1457,22 @@ static int twd_lock(struct twd_ctx *ctx)
 	return 0;
 }
 
+/*
+ * Drop ctx->mutex, taken by twd_mutex_lock() or twd_lock(), or by read()
+ * or fdinfo; queue the file's clock work if it found the mutex held.
+ */
+static void twd_unlock(struct twd_ctx *ctx)
+{
+	mutex_unlock(&ctx->mutex);
+	/*
+	 * Pairs with the barrier in twd_clock_set_file(): it finds the
+	 * mutex free, or we find it deferred (or both: it runs twice).
+	 */
+	smp_mb();
+	if (test_and_clear_bit(TWD_CLOCK_DEFERRED, &ctx->clock_state))
+		queue_work(twd_clock_wq, &ctx->clock_work);
+}
+
 /* ---- ioctl argument checks ---- */
 
 /**
@@ -1937,13 +1959,24 @@ out_unlock:
 	spin_unlock_irq(&ctx->wqh.lock);
 }
 
-/* The file's @clock_work: apply a set of the clocks to its every timer. */
+/*
+ * The file's @clock_work: apply a set of the clocks to its every timer.
+ * Not behind an ioctl that holds the mutex, maybe for as long as a page
+ * takes to come (and a kworker with it: a user could hold up the files of
+ * all others with 256 such files): the work marks itself deferred and
+ * leaves, and twd_unlock() queues it again.
+ */
 static void twd_clock_set_file(struct work_struct *work)
 {
 	struct twd_ctx *ctx = container_of(work, struct twd_ctx, clock_work);
 	unsigned int i, n = 0;
 
-	mutex_lock(&ctx->mutex);
+	set_bit(TWD_CLOCK_DEFERRED, &ctx->clock_state);
+	/* Pairs with the barrier in twd_unlock(). */
+	smp_mb__after_atomic();
+	if (!mutex_trylock(&ctx->mutex))
+		return;
+	clear_bit(TWD_CLOCK_DEFERRED, &ctx->clock_state);
 	/* Neither the hash table nor its chains change under the mutex. */
 	for (i = 0; i < BIT(ctx->hash_bits); i++) {
 		struct twd_timer *t;
@@ -2046,13 +2079,13 @@ static long twd_ioc_version(struct twd_ctx *ctx, union twd_ucmd *u)
 		return -EINTR;
 	/* The ring's records keep the size they were set up with. */
 	if (esize && ctx->ring && esize != ctx->event_size) {
-		mutex_unlock(&ctx->mutex);
+		twd_unlock(ctx);
 		return -EBUSY;
 	}
 	if (esize)
 		WRITE_ONCE(ctx->event_size, esize);
 	v->event_size = ctx->event_size;
-	mutex_unlock(&ctx->mutex);
+	twd_unlock(ctx);
 	v->features = TWD_FEATURES;
 	v->tick_ns = twheel_tick_ns();
 	v->min_period_ns = twheel_tick_ns();
@@ -2071,7 +2104,7 @@ static long twd_ioc_arm(struct twd_ctx *ctx, union twd_ucmd *u)
 	if (ret)
 		return ret;
 	ret = twd_arm(ctx, &u->arm, &tn);
-	mutex_unlock(&ctx->mutex);
+	twd_unlock(ctx);
 	return ret;
 }
 
@@ -2521,7 +2554,7 @@ static long twd_ioc_arm_batch(struct twd_ctx *ctx, union twd_ucmd *u)
 	}
 	/* Entries that failed leave no table larger than its timers need. */
 	twd_hash_trim(ctx);
-	mutex_unlock(&ctx->mutex);
+	twd_unlock(ctx);
 	return twd_batch_ret(b->flags, done, armed, err);
 }
 
@@ -2535,7 +2568,7 @@ static long twd_ioc_cancel(struct twd_ctx *ctx, union twd_ucmd *u)
 	if (ret)
 		return ret;
 	ret = twd_cancel(ctx, u->cancel.key);
-	mutex_unlock(&ctx->mutex);
+	twd_unlock(ctx);
 	return ret;
 }
 
@@ -2582,7 +2615,7 @@ static long twd_ioc_cancel_batch(struct twd_ctx *ctx, union twd_ucmd *u)
 		if (!err)
 			err = twd_batch_pause();
 	}
-	mutex_unlock(&ctx->mutex);
+	twd_unlock(ctx);
 	return twd_batch_ret(b->flags, done, cancelled, err);
 }
 
@@ -2619,7 +2652,7 @@ static long twd_ioc_modify(struct twd_ctx *ctx, union twd_ucmd *u)
 	if (ret)
 		return ret;
 	ret = twd_modify(ctx, mod, deadline);
-	mutex_unlock(&ctx->mutex);
+	twd_unlock(ctx);
 	return ret;
 }
 
@@ -2644,7 +2677,7 @@ static long twd_ioc_query(struct twd_ctx *ctx, union twd_ucmd *u)
 	} else {
 		ret = -ENOENT;
 	}
-	mutex_unlock(&ctx->mutex);
+	twd_unlock(ctx);
 	return ret;
 }
 
@@ -2658,7 +2691,7 @@ static long twd_ioc_cancel_all(struct twd_ctx *ctx, union twd_ucmd *u)
 	if (ret)
 		return ret;
 	ret = twd_cancel_all(ctx);
-	mutex_unlock(&ctx->mutex);
+	twd_unlock(ctx);
 	return ret;
 }
 
@@ -2761,16 +2794,16 @@ static long twd_ioc_ring_setup(struct twd_ctx *ctx, union twd_ucmd *u)
 		return -EINTR;
 	esize = ctx->event_size;
 	if (ctx->ring) {
-		mutex_unlock(&ctx->mutex);
+		twd_unlock(ctx);
 		return -EBUSY;
 	}
 	if ((u64)rs->entries * esize > TWHEEL_RING_BYTES_MAX) {
-		mutex_unlock(&ctx->mutex);
+		twd_unlock(ctx);
 		return -EINVAL;
 	}
 	ring = twd_ring_alloc(rs->entries, esize);
 	if (!ring) {
-		mutex_unlock(&ctx->mutex);
+		twd_unlock(ctx);
 		return -ENOMEM;
 	}
 	twd_timens_offsets(&ring->tns);
@@ -2785,7 +2818,7 @@ static long twd_ioc_ring_setup(struct twd_ctx *ctx, union twd_ucmd *u)
 		twd_ring_overflow(ctx, ctx->nqueued - rs->entries);
 	spin_unlock_irq(&ctx->wqh.lock);
 	twd_ring_fill_all(ctx);
-	mutex_unlock(&ctx->mutex);
+	twd_unlock(ctx);
 	/* Blocked readers wake to fail. */
 	wake_up_poll(&ctx->wqh, EPOLLIN | EPOLLRDNORM);
 	twd_ring_describe(ring, rs);
@@ -2806,7 +2839,7 @@ static long twd_ioc_ring_flush(struct twd_ctx *ctx, union twd_ucmd *u)
 	} else {
 		ret = -EINVAL;
 	}
-	mutex_unlock(&ctx->mutex);
+	twd_unlock(ctx);
 	return ret;
 }
 
@@ -3068,7 +3101,7 @@ again:
 		if (ret) {
 			twd_untake(ctx, c, n);
 			len = n * esize;
-			mutex_unlock(&ctx->mutex);
+			twd_unlock(ctx);
 			left = fault_in_writeable(buf + done, len);
 			if (len - left < esize)
 				return done ?: -EFAULT;
@@ -3086,7 +3119,7 @@ again:
 		cond_resched();
 	}
 out_unlock:
-	mutex_unlock(&ctx->mutex);
+	twd_unlock(ctx);
 	return done ?: ret;
 }
 
@@ -3261,7 +3294,7 @@ static void twd_show_fdinfo(struct seq_file *m, struct file *file)
 		ring_overflow = ctx->ring->overflow;
 	}
 	spin_unlock_irq(&ctx->wqh.lock);
-	mutex_unlock(&ctx->mutex);
+	twd_unlock(ctx);
 
 	seq_printf(m, "timers:\t%u\nqueued:\t%u\n", ntimers, nqueued);
 	seq_printf(m, "armed:\t%llu\ncancelled:\t%llu\nfired:\t%llu\n",

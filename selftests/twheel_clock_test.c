@@ -830,6 +830,59 @@ out_close:
 }
 
 /*
+ * The same with more stuck files than the clock work's workqueue runs
+ * works at once (256): a set still reaches the file that joined the clock
+ * files last, at once, and each stuck file's cancel-on-set timer is
+ * cancelled once its ioctl returns.
+ */
+TEST_F_TIMEOUT(clock, cancel_on_set_past_many_stuck_files, 300)
+{
+	enum { N = 260 };
+	__u64 d = clock_ns(CLOCK_REALTIME) + 3600 * NS;
+	struct twheel_arm arm = twl_arm_entry(7, 0, 3600 * NS, 0, 0, 0);
+	struct twl *other = calloc(N, sizeof(*other));
+	struct stuck *st = calloc(N, sizeof(*st));
+	struct twheel_event ev[1] = { 0 };
+	int i, n = 0, ret;
+
+	if (geteuid())
+		SKIP(goto out_free, "may not set CLOCK_REALTIME (not root)");
+	ASSERT_TRUE(other && st);
+	for (; n < N; n++) {
+		ASSERT_EQ(0, twl_open(&other[n], O_CLOEXEC));
+		ASSERT_EQ(0, tw_arm_flags(&other[n], 1, d, 0,
+					  TWHEEL_ARM_REALTIME | TWHEEL_ARM_ABS |
+					  TWHEEL_ARM_CANCEL_ON_SET));
+		ret = stuck_start(&st[n], &other[n]);
+		if (ret > 0) {
+			twl_close(&other[n]);
+			SKIP(goto out_close, "no userfaultfd: %s",
+			     strerror(errno));
+		}
+		ASSERT_EQ(0, ret);
+	}
+	ASSERT_EQ(0, tw_arm_flags(&self->tw, 1, d, 0, TWHEEL_ARM_REALTIME |
+				  TWHEEL_ARM_ABS | TWHEEL_ARM_CANCEL_ON_SET));
+
+	ASSERT_EQ(0, step(self, 1000 * MS));
+	EXPECT_EQ(1, read_ev(self, ev, 1, 5000));
+	EXPECT_EQ(1, ev[0].key);
+	EXPECT_EQ(TWHEEL_EVENT_LAST | TWHEEL_EVENT_CANCELED, ev[0].flags);
+out_close:
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(1, stuck_end(&st[i], &arm));
+		/* The ioctl returned: the file's work came, and cancelled. */
+		EXPECT_EQ(1, tw_read_n(&other[i], ev, 1, 5000));
+		EXPECT_EQ(TWHEEL_EVENT_LAST | TWHEEL_EVENT_CANCELED,
+			  ev[0].flags);
+		twl_close(&other[i]);
+	}
+out_free:
+	free(other);
+	free(st);
+}
+
+/*
  * While a file's ioctl holds its mutex waiting for a page, a process
  * killed in another ioctl of the file, or reading its fdinfo, dies at
  * once, not when the page comes.
