@@ -102,7 +102,8 @@
  * does read() around taking events and freeing finished timers; both wait
  * for it killably (read() interruptibly), as an ioctl holds it across its
  * user copies, which may wait for a page as long as a FUSE server or a
- * userfaultfd handler likes.
+ * userfaultfd handler likes. The clock work only tries it, and is queued
+ * again by twd_unlock() if it found it held.
  *
  * ctx->wqh.lock, the "event lock", protects the ready list, each timer's
  * @ready, @flags, @overruns, @deadline and @fired_at, and the fire counters.
@@ -110,12 +111,14 @@
  * process context takes it with spin_lock_irq(), as the wait_event_*_irq()
  * helpers do. It nests inside ctx->mutex, and twheel's base lock nests
  * inside it: MODIFY calls twheel_mod_pending() and
- * twheel_mod_pending_period() under it, the callback twheel_mod(),
- * twheel_set_period() and twheel_cancel(), which makes a pending test and
- * the change that depends on it atomic with respect to the callback.
- * twheel calls the callback with no lock held; twheel_cancel_sync(),
- * twheel_shutdown_sync() and twheel_shutdown_bulk() are called with
- * ctx->mutex alone.
+ * twheel_mod_pending_period() under it, the clock work twheel_try_cancel()
+ * and twheel_add(), the callback twheel_mod(), twheel_set_period() and
+ * twheel_cancel(), which makes a pending test and the change that depends
+ * on it atomic with respect to the callback. twheel calls the callback
+ * with no lock held; twheel_cancel_sync(), twheel_shutdown_sync(),
+ * twheel_shutdown_bulk() and twheel_wait_running() are called with
+ * ctx->mutex alone; the timers the first three stop are marked first,
+ * under the event lock (twd_stopping()).
  *
  * Lifetime
  * --------

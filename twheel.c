@@ -285,7 +285,7 @@ struct twheel_running {
  * @sleep_list:		expired TWHEEL_SLEEPABLE timers, FIFO
  * @sleeping:		timers on @sleep_list
  * @running:		the callbacks in progress, one per context
- * @waiters:		twheel_cancel_sync() callers waiting on this base
+ * @waiters:		callers of __twheel_cancel_sync() waiting on this base
  * @stats:		counters for twheel_cpu_stats()
  * @held_at:		when the lock was taken, while interrupts-off
  *			accounting is on (see twheel_held())
@@ -722,7 +722,7 @@ static __always_inline void twheel_account_fire(struct twheel_base *base,
 	twheel_account_lateness(base, timer, now);
 }
 
-/* A callback has returned: wake twheel_cancel_sync() callers waiting on it. */
+/* A callback has returned: wake __twheel_cancel_sync()'s waiters. */
 static void twheel_wake_waiters(struct twheel_base *base)
 	__must_hold(&base->lock)
 {
@@ -1802,8 +1802,10 @@ static bool twheel_done_running(struct twheel_base *base,
 				struct twheel_timer *timer)
 {
 	/*
-	 * Lockless: twheel_fire() clears these before it wakes us, and a
-	 * wrong answer only makes twheel_cancel_or_wait() look again.
+	 * Lockless: twheel_fire() clears these before it wakes us. A timer
+	 * seen running under the lock is seen not running only once that
+	 * callback has returned; a later one may have started, which
+	 * twheel_cancel_sync() finds as it looks again under the lock.
 	 */
 	return !twheel_runs(&base->running[RUN_SOFTIRQ], timer) &&
 	       !twheel_runs(&base->running[RUN_WORK], timer);
@@ -1899,8 +1901,9 @@ EXPORT_SYMBOL_GPL(twheel_shutdown_sync);
  * @timer:	an initialized timer
  *
  * Waits for the callback of @timer that is running at the call, if any,
- * to return, and changes nothing: the timer may be pending, and fire
- * again, meanwhile and after. See twheel_try_cancel().
+ * to return (and may wait through a later one that started meanwhile),
+ * and changes nothing: the timer may be pending, and fire again,
+ * meanwhile and after. See twheel_try_cancel().
  *
  * Context: process context; may sleep. As for twheel_cancel_sync(): not
  * from the timer's own callback, nor holding a lock that the callback
@@ -1978,7 +1981,8 @@ int twheel_shutdown_bulk(struct twheel_timer **timers, unsigned int n)
 					      &pending);
 		/* Rare: a callback was running. Wait for it as one would. */
 		for_each_set_bit(j, busy, CASCADE_BATCH)
-			pending += __twheel_cancel_sync(timers[i + j], true) > 0;
+			pending += __twheel_cancel_sync(timers[i + j],
+							 SYNC_SHUTDOWN) > 0;
 		i = to;
 		cond_resched();
 	}

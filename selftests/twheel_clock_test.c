@@ -981,6 +981,9 @@ TEST_F(clock, killed_reading_past_a_stuck_file)
 	ASSERT_LE(0, pid);
 	if (!pid)
 		_exit(reader_child(&other, go[0], faulted[1]));
+	/* A child that dies without a word is an end of file. */
+	close(faulted[1]);
+	faulted[1] = -1;
 	ASSERT_EQ(1, read(faulted[0], &c, 1));
 	if (c == 'n') {
 		waitpid(pid, &status, 0);
@@ -989,7 +992,7 @@ TEST_F(clock, killed_reading_past_a_stuck_file)
 	/* The reader waits for its page, without the mutex: hold it. */
 	ASSERT_EQ(0, stuck_start(&st, &other));
 	ASSERT_EQ(1, write(go[1], "g", 1));
-	tw_sleep_ms(200);
+	tw_sleep_ms(500);
 	ASSERT_EQ(0, kill(pid, SIGKILL));
 	for (i = 0; i < 500 && !reaped; i++) {
 		if (waitpid(pid, &status, WNOHANG) == pid)
