@@ -312,6 +312,38 @@ static int version_ask(int fd, struct twheel_version *v)
 	return tw_ioctl(fd, TWHEEL_IOC_VERSION, v);
 }
 
+/*
+ * twl_read() on a file whose records are larger than this header's struct
+ * (another holder asked for them): each record lands in its own struct,
+ * its tail cut off, and the buffer takes as many records as fit in it.
+ */
+TEST_F(uapi, lib_read_larger_records)
+{
+	struct twheel_event ev[4];
+	int i, got = 0;
+	struct twl tw2;
+	long r;
+
+	ASSERT_EQ(0, twl_open(&tw2, O_CLOEXEC));
+	ASSERT_EQ(0, twl_version(&tw2, 64));
+	ASSERT_EQ(64, tw2.version.event_size);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, twl_arm(&tw2, i, 100 + i, 0, 0, 0, 0));
+	while (got < 3 && twl_wait(&tw2, 5000) > 0) {
+		r = twl_read(&tw2, ev, 4);
+		/* 160 bytes hold two records of 64. */
+		ASSERT_LT(0, r);
+		ASSERT_GE(2, r);
+		for (i = 0; i < r; i++) {
+			EXPECT_EQ(100 + ev[i].key, ev[i].data);
+			EXPECT_EQ(TWHEEL_EVENT_LAST, ev[i].flags);
+		}
+		got += r;
+	}
+	EXPECT_EQ(3, got);
+	twl_close(&tw2);
+}
+
 /* The record size belongs to the open file: dup shares it, open does not. */
 TEST_F(uapi, size_ver0_event_size_per_file)
 {

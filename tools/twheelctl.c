@@ -16,6 +16,7 @@
  * e.g. `twheelctl arm 1 500 arm 2 100 100 3 cancel 1 list watch`. A
  * sequence that leaves timers armed ends with an implicit watch.
  */
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +65,8 @@ static int parse_u64(const char *s, int base, __u64 *val)
 
 	errno = 0;
 	*val = strtoull(s, &end, base);
-	if (errno || !*s || *end) {
+	/* Not strtoull()'s leading blanks and sign: -1 is not a key. */
+	if (errno || !isdigit((unsigned char)*s) || *end) {
 		fprintf(stderr, "twheelctl: bad number '%s'\n", s);
 		return -1;
 	}
@@ -106,19 +108,22 @@ static int cmd_query(__u64 key)
 {
 	struct twheel_query q;
 	int ret = twl_query(&tw, key, &q);
+	char left[16];
 
 	if (ret) {
 		printf("key %llu: %s\n", key, strerror(-ret));
 		return ret == -ENOENT ? 0 : -1;
 	}
-	printf("key %llu: %s%s%s remaining %llu us, period %llu us, fires left %s%u\n",
+	if (q.fires_left == TWHEEL_COUNT_FOREVER)
+		strcpy(left, "forever");
+	else
+		snprintf(left, sizeof(left), "%u", q.fires_left);
+	printf("key %llu: %s%s%s remaining %llu us, period %llu us, fires left %s\n",
 	       key,
 	       q.state & TWHEEL_STATE_PENDING ? "pending" : "idle",
 	       q.state & TWHEEL_STATE_QUEUED ? " queued" : "",
 	       q.state & TWHEEL_STATE_DONE ? " done" : "",
-	       (__u64)q.remaining_ns / 1000, (__u64)q.period_ns / 1000,
-	       q.fires_left == TWHEEL_COUNT_FOREVER ? "forever " : "",
-	       q.fires_left == TWHEEL_COUNT_FOREVER ? 0 : q.fires_left);
+	       (__u64)q.remaining_ns / 1000, (__u64)q.period_ns / 1000, left);
 	return 0;
 }
 

@@ -132,8 +132,9 @@ static inline int twl_open(struct twl *tw, int oflags)
  *		(SCM_RIGHTS); @tw owns it once this succeeds
  *
  * Asks the version without changing the file's event size, which its
- * holders share (twl_read() wants this header's: tw->version.event_size
- * says); twl_ring_attach() maps a ring the file has. Returns 0 or -errno.
+ * holders share (tw->version.event_size says it; twl_read() moves records
+ * of any size into this header's struct); twl_ring_attach() maps a ring
+ * the file has. Returns 0 or -errno.
  */
 static inline int twl_from_fd(struct twl *tw, int fd)
 {
@@ -307,22 +308,53 @@ static inline int twl_wait(const struct twl *tw, int timeout_ms)
 	return ret < 0 ? -errno : ret;
 }
 
-/* read() up to @max events (blocking unless O_NONBLOCK); count or -errno. */
+/*
+ * read() up to @max events (blocking unless O_NONBLOCK); count or -errno.
+ * The file's records may be of another size than this header's struct
+ * (tw->version.event_size, shared by the file's holders): each is moved
+ * into its place in @ev, cut to the struct or zero-filled beyond the
+ * record; fewer of larger records fit in @ev.
+ */
 static inline long twl_read(const struct twl *tw, struct twheel_event *ev,
 			    unsigned int max)
 {
-	ssize_t ret = read(tw->fd, ev, (size_t)max * sizeof(*ev));
+	size_t esize = tw->version.event_size, size = sizeof(*ev);
+	char *buf = (char *)ev;
+	ssize_t ret;
+	long i, n;
 
-	return ret < 0 ? -errno : (long)(ret / sizeof(*ev));
+	if (!esize || esize == size) {
+		ret = read(tw->fd, ev, (size_t)max * size);
+		return ret < 0 ? -errno : (long)(ret / size);
+	}
+	ret = read(tw->fd, buf, (size_t)max * size / esize * esize);
+	if (ret < 0)
+		return -errno;
+	n = ret / esize;
+	if (esize > size) {
+		for (i = 0; i < n; i++)
+			memmove(&ev[i], buf + i * esize, size);
+	} else {
+		for (i = n - 1; i >= 0; i--) {
+			memmove(&ev[i], buf + i * esize, esize);
+			memset((char *)&ev[i] + esize, 0, size - esize);
+		}
+	}
+	return n;
 }
 
-/* TWHEEL_IOC_RING_SETUP with @flags, then map the ring it describes. */
+/*
+ * TWHEEL_IOC_RING_SETUP with @flags, then map the ring it describes;
+ * -EBUSY if @tw has a ring mapped already.
+ */
 static inline int twl_ring_map(struct twl *tw, __u32 entries, __u32 flags)
 {
 	struct twheel_ring_setup rs;
 	void *map;
 	int ret;
 
+	if (tw->map)
+		return -EBUSY;
 	memset(&rs, 0, sizeof(rs));
 	rs.size = sizeof(rs);
 	rs.flags = flags;

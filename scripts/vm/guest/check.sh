@@ -115,16 +115,21 @@ hotplug_check() { load twheel && ttl_hotplug 200 3 && unload_one twheel; }
 
 # twheelctl refuses a count past 32 bits (it would wrap to 0, forever),
 # a delay or period whose nanoseconds pass 64 bits (they would wrap to a
-# short timer) and an unknown command, with the usage and exit status 2.
+# short timer), a negative key (strtoull() would wrap it) and an unknown
+# command, with the usage and exit status 2; a query says "forever" of a
+# timer that never stops.
 cli_refuses() {
 	command -v twheelctl >/dev/null || { echo "no twheelctl binary"; return 0; }
-	local args
+	local args out
 	for args in "arm 1 1000 1000 4294967296" "arm 1 18446744073710" \
-		"arm 1 10 18446744073710 1" "frob 1"; do
+		"arm 1 10 18446744073710 1" "arm -1 10" "query -1" "frob 1"; do
 		# shellcheck disable=SC2086 # the arguments, split on purpose
 		twheelctl $args 2>/dev/null; [ $? = 2 ] ||
 			{ echo "twheelctl $args: not refused"; return 1; }
 	done
+	out=$(twheelctl arm 1 1000 1000 0 query 1 cancel 1) || return 1
+	echo "$out" | grep -qx "key 1: .*, fires left forever" ||
+		{ echo "twheelctl query: $out"; return 1; }
 	twheelctl arm 1 1000 1000 4294967295 cancel 1
 }
 
