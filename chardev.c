@@ -6,7 +6,8 @@
  *
  * timerfd gives a process one timer per file; ALSA's timer device gives
  * events without identity. /dev/twheel gives each open file a set of up to
- * millions of timers on twheel's wheels, each named by a 64-bit key, and a
+ * a million timers (max_timers) on twheel's wheels, each named by a 64-bit
+ * key, and a
  * read() that returns their fires as struct twheel_event records. The UAPI
  * is in include/uapi/linux/twheel.h and Documentation/twheel-uapi.rst.
  *
@@ -90,8 +91,9 @@
  * in order, ahead of newer events, when the fire path, poll() or an ioctl
  * finds free slots. A timer whose last fire went into the ring is finished
  * but still in the hash table, which only ctx->mutex may change: it waits
- * on ctx->done, and every ioctl frees the finished timers first, in bulk,
- * so that no ioctl sees the key of an event the process could have reaped.
+ * on ctx->done, and every ioctl that works on timers (twd_lock()) frees the
+ * finished timers first, in bulk, so that no ioctl sees the key of an
+ * event the process could have reaped.
  *
  * Locking
  * -------
