@@ -276,7 +276,6 @@ struct twheel_running {
  * @in_run:		a run owns the wheel (the hrtimer callback or the runner)
  * @backlog:		a run left work: the CPU's runner should go on with it
  *			(twheel_runner_should_run() reads it locklessly)
- * @watch:		the hrtimer only watches the runner, RUN_WATCH_TICKS out
  * @kick_queued:	@kick is in flight to reprogram the hrtimer (read
  *			locklessly by twheel_base_stop())
  * @hrtimer:		drives the wheel; pinned to @cpu, soft (softirq)
@@ -302,7 +301,6 @@ struct twheel_base {
 	bool			online;
 	bool			in_run;
 	bool			backlog;
-	bool			watch;
 	bool			kick_queued;
 	struct hrtimer		hrtimer;
 	call_single_data_t	kick;
@@ -405,7 +403,9 @@ static void twheel_kick_fn(void *info)
 {
 	struct twheel_base *base = info;
 
+	/* Interrupts are off: not twheel_lock(), but timed as it times. */
 	raw_spin_lock(&base->lock);
+	twheel_held(base);
 	/* Pairs with the READ_ONCE() of twheel_base_stop(). */
 	WRITE_ONCE(base->kick_queued, false);
 	/*
@@ -416,6 +416,7 @@ static void twheel_kick_fn(void *info)
 	if (base->next_expiry != U64_MAX && !base->in_run && base->online)
 		hrtimer_start(&base->hrtimer, base->next_expiry,
 			      HRTIMER_MODE_ABS_PINNED_SOFT);
+	twheel_releasing(base);
 	raw_spin_unlock(&base->lock);
 }
 
@@ -941,7 +942,6 @@ static void twheel_run_done(struct twheel_base *base)
 {
 	base->in_run = false;
 	WRITE_ONCE(base->backlog, false);
-	base->watch = false;
 	/* The hrtimer may still be armed for the next slice of a backlog. */
 	base->next_expiry = wheel_next_event(&base->wheel);
 	twheel_program(base);
@@ -974,7 +974,6 @@ static void twheel_run_later(struct twheel_base *base, bool idle)
 		at = clamp(wheel_next_fire(&base->wheel),
 			   now + tick_ns / RUN_SLICE_DIV, now + tick_ns);
 	base->in_run = false;
-	base->watch = idle;
 	base->next_expiry = 0;
 	hrtimer_start(&base->hrtimer, at, HRTIMER_MODE_ABS_PINNED_SOFT);
 	if (!base->backlog) {
@@ -2365,11 +2364,19 @@ static void twheel_base_init(struct twheel_base *base, unsigned int cpu)
 
 static void twheel_base_stop(struct twheel_base *base)
 {
-	hrtimer_cancel(&base->hrtimer);
-	cancel_work_sync(&base->sleep_work);
+	/*
+	 * Offline first: a kick still on its way (an arm that moved the
+	 * base's last timer away leaves @next_expiry set) starts no
+	 * hrtimer after the cancel below.
+	 */
+	twheel_lock(base);
+	WRITE_ONCE(base->online, false);
+	twheel_unlock(base);
 	/* A kick clears the flag under the lock; synchronize_rcu() does the rest. */
 	while (READ_ONCE(base->kick_queued))
 		cpu_relax();
+	hrtimer_cancel(&base->hrtimer);
+	cancel_work_sync(&base->sleep_work);
 	WARN(twheel_base_pending(base), "twheel: %llu timers left on CPU %u\n",
 	     twheel_base_pending(base), base->cpu);
 }
