@@ -7,9 +7,9 @@
  * timerfd gives a process one timer per file; ALSA's timer device gives
  * events without identity. /dev/twheel gives each open file a set of up to
  * a million timers (max_timers) on twheel's wheels, each named by a 64-bit
- * key, and a
- * read() that returns their fires as struct twheel_event records. The UAPI
- * is in include/uapi/linux/twheel.h and Documentation/twheel-uapi.rst.
+ * key, and a read() that returns their fires as struct twheel_event
+ * records. The UAPI is in include/uapi/linux/twheel.h and
+ * Documentation/twheel-uapi.rst.
  *
  * Objects
  * -------

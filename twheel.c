@@ -1980,8 +1980,7 @@ int twheel_shutdown_bulk(struct twheel_timer **timers, unsigned int n)
 					      &pending);
 		/* Rare: a callback was running. Wait for it as one would. */
 		for_each_set_bit(j, busy, CASCADE_BATCH)
-			pending += __twheel_cancel_sync(timers[i + j],
-							 SYNC_SHUTDOWN) > 0;
+			pending += twheel_shutdown_sync(timers[i + j]) > 0;
 		i = to;
 		cond_resched();
 	}

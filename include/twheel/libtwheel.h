@@ -318,15 +318,13 @@ static inline int twl_wait(const struct twl *tw, int timeout_ms)
 static inline long twl_read(const struct twl *tw, struct twheel_event *ev,
 			    unsigned int max)
 {
-	size_t esize = tw->version.event_size, size = sizeof(*ev);
+	size_t size = sizeof(*ev), esize = tw->version.event_size;
 	char *buf = (char *)ev;
 	ssize_t ret;
 	long i, n;
 
-	if (!esize || esize == size) {
-		ret = read(tw->fd, ev, (size_t)max * size);
-		return ret < 0 ? -errno : (long)(ret / size);
-	}
+	if (!esize)
+		esize = size;
 	ret = read(tw->fd, buf, (size_t)max * size / esize * esize);
 	if (ret < 0)
 		return -errno;
@@ -334,7 +332,7 @@ static inline long twl_read(const struct twl *tw, struct twheel_event *ev,
 	if (esize > size) {
 		for (i = 0; i < n; i++)
 			memmove(&ev[i], buf + i * esize, size);
-	} else {
+	} else if (esize < size) {
 		for (i = n - 1; i >= 0; i--) {
 			memmove(&ev[i], buf + i * esize, esize);
 			memset((char *)&ev[i] + esize, 0, size - esize);
